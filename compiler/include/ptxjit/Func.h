@@ -1,0 +1,153 @@
+#ifndef PTXJIT_FUNC_H
+#define PTXJIT_FUNC_H
+
+// Funcs: pipeline stages defined over Vars, with pure and update definitions and schedules.
+
+#include "ptxjit/Error.h"
+#include "ptxjit/Expr.h"
+#include "ptxjit/RDom.h"
+#include "ptxjit/Var.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxjit {
+
+struct FunctionContents;
+class Func;
+
+/// What a split does when the factor does not divide the extent.
+enum class TailStrategy {
+  Auto,        ///< RoundUp for the innermost split of a pure definition, else GuardWithIf
+  GuardWithIf, ///< the last iteration skips the points past the end
+  RoundUp,     ///< the Func is computed past the end (intermediates only: storage grows)
+};
+
+/// A Var or an RVar, as schedules name loops.
+class VarOrRVar {
+public:
+  VarOrRVar(const Var &v) : Name(v.name()), IsRVar(false) {}
+  VarOrRVar(const RVar &r) : Name(r.name()), IsRVar(true) {}
+  VarOrRVar(const RDom &r) : VarOrRVar(RVar(r)) {}
+  const std::string &name() const { return Name; }
+  bool is_rvar() const { return IsRVar; }
+
+private:
+  std::string Name;
+  bool IsRVar;
+};
+
+/// One definition of a Func (its pure definition, or one update) and its loop schedule.
+class Stage {
+public:
+  Stage(std::shared_ptr<FunctionContents> function, int index);
+
+  Stage &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
+               TailStrategy tail = TailStrategy::Auto);
+  Stage &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+  /// Innermost first, as in Halide.
+  Stage &reorder(const std::vector<VarOrRVar> &vars);
+  template <typename... Vs> Stage &reorder(const VarOrRVar &v, const Vs &...vs) {
+    return reorder(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
+  }
+  Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+              const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor,
+              TailStrategy tail = TailStrategy::Auto);
+  Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
+              Expr yfactor, TailStrategy tail = TailStrategy::Auto);
+  Stage &parallel(const VarOrRVar &var);
+  Stage &serial(const VarOrRVar &var);
+  Stage &vectorize(const VarOrRVar &var);
+  Stage &vectorize(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
+  Stage &unroll(const VarOrRVar &var);
+  Stage &unroll(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
+
+  /// e.g. "blur.s0" for the pure definition of blur, "hist.s1" for its first update.
+  std::string name() const;
+
+private:
+  std::shared_ptr<FunctionContents> Function;
+  int Index;
+};
+
+/// `f(x, y)` on either side of a definition.
+class FuncRef {
+public:
+  FuncRef(std::shared_ptr<FunctionContents> function, std::vector<Expr> args);
+  /// A pure definition when every argument is a distinct Var; otherwise an update.
+  FuncRef &operator=(Expr value);
+  FuncRef &operator=(const FuncRef &other);
+  FuncRef &operator+=(Expr value);
+  FuncRef &operator-=(Expr value);
+  FuncRef &operator*=(Expr value);
+  FuncRef &operator/=(Expr value);
+  operator Expr() const;
+
+private:
+  std::shared_ptr<FunctionContents> Function;
+  std::vector<Expr> Args;
+};
+
+class Func {
+public:
+  /// A Func with a fresh unique name.
+  Func();
+  explicit Func(const std::string &name);
+
+  const std::string &name() const;
+  bool defined() const;
+  int dimensions() const;
+  /// The element type; a CompileError while undefined.
+  Type type() const;
+  std::vector<Var> args() const;
+  int num_update_definitions() const;
+
+  FuncRef operator()(std::vector<Expr> args) const;
+  template <typename... Args> FuncRef operator()(const Args &...args) const {
+    return (*this)(std::vector<Expr>{Expr(args)...});
+  }
+
+  /// The schedule of update definition `i`.
+  Stage update(int i = 0);
+
+  // Schedules of the pure definition.
+  Func &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
+              TailStrategy tail = TailStrategy::Auto);
+  Func &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+  Func &reorder(const std::vector<VarOrRVar> &vars);
+  template <typename... Vs> Func &reorder(const VarOrRVar &v, const Vs &...vs) {
+    return reorder(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
+  }
+  Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+             const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor,
+             TailStrategy tail = TailStrategy::Auto);
+  Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
+             Expr yfactor, TailStrategy tail = TailStrategy::Auto);
+  Func &parallel(const VarOrRVar &var);
+  Func &serial(const VarOrRVar &var);
+  Func &vectorize(const VarOrRVar &var);
+  Func &vectorize(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
+  Func &unroll(const VarOrRVar &var);
+  Func &unroll(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
+  /// Asserts at realize that dimension `var` of this Func is required only within [min, min+extent),
+  /// and computes exactly that region.
+  Func &bound(const Var &var, Expr min, Expr extent);
+
+  // Where the Func is computed and stored. The default is inline for pure Funcs and root for
+  // Funcs with update definitions.
+  Func &compute_root();
+  Func &compute_at(const Func &consumer, const VarOrRVar &var);
+  Func &compute_inline();
+  Func &store_root();
+  Func &store_at(const Func &consumer, const VarOrRVar &var);
+
+  const std::shared_ptr<FunctionContents> &contents() const { return Contents; }
+
+private:
+  std::shared_ptr<FunctionContents> Contents;
+};
+
+} // namespace ptxjit
+
+#endif

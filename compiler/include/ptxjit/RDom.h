@@ -1,0 +1,57 @@
+#ifndef PTXJIT_RDOM_H
+#define PTXJIT_RDOM_H
+
+// Reduction domains: the iteration space of an update definition, e.g. RDom r(0, W, 0, H)
+// iterates r.x over [0, W) and r.y over [0, H), r.x innermost.
+
+#include "ptxjit/Expr.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ptxjit {
+
+struct ReductionDomainContents;
+
+class RVar {
+public:
+  RVar() = default;
+  RVar(std::shared_ptr<ReductionDomainContents> domain, int index);
+  const std::string &name() const;
+  Expr min() const;
+  Expr extent() const;
+  operator Expr() const;
+  const std::shared_ptr<ReductionDomainContents> &domain() const { return Domain; }
+
+private:
+  std::shared_ptr<ReductionDomainContents> Domain;
+  int Index = 0;
+};
+
+class RDom {
+public:
+  RDom() = default;
+  /// One (min, extent) pair a dimension; extents may be expressions of Params.
+  RDom(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &name = "");
+  RDom(Expr min, Expr extent, const std::string &name = "");
+  RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, const std::string &name = "");
+  RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, Expr min2, Expr extent2, const std::string &name = "");
+
+  int dimensions() const;
+  RVar operator[](int i) const;
+  /// The first dimension, so a 1-D RDom can be used as an Expr.
+  operator Expr() const;
+  operator RVar() const;
+  const std::shared_ptr<ReductionDomainContents> &contents() const { return Contents; }
+
+  RVar x, y, z, w;
+
+private:
+  std::shared_ptr<ReductionDomainContents> Contents;
+};
+
+} // namespace ptxjit
+
+#endif

@@ -1,0 +1,26 @@
+#ifndef PTXJIT_VAR_H
+#define PTXJIT_VAR_H
+
+// A pure dimension variable, used to define Funcs and name loops in schedules.
+
+#include "ptxjit/Expr.h"
+
+#include <string>
+
+namespace ptxjit {
+
+class Var {
+public:
+  /// A variable with a fresh unique name.
+  Var();
+  explicit Var(const std::string &name);
+  const std::string &name() const { return Name; }
+  operator Expr() const;
+
+private:
+  std::string Name;
+};
+
+} // namespace ptxjit
+
+#endif

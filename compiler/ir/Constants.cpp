@@ -1,0 +1,61 @@
+#include "Constants.h"
+
+namespace ptxjit::ir {
+
+Expr make_const(Type t, int64_t value) {
+  if (t.is_vector())
+    return Broadcast::make(make_const(t.element_of(), value), t.lanes);
+  if (t.is_int())
+    return IntImm::make(t, value);
+  if (t.is_float())
+    return FloatImm::make(t, static_cast<double>(value));
+  return UIntImm::make(t, static_cast<uint64_t>(value));
+}
+
+Expr make_const(Type t, double value) {
+  if (t.is_vector())
+    return Broadcast::make(make_const(t.element_of(), value), t.lanes);
+  if (t.is_float())
+    return FloatImm::make(t, value);
+  return make_const(t, static_cast<int64_t>(value));
+}
+
+Expr make_zero(Type t) { return make_const(t, int64_t(0)); }
+Expr make_one(Type t) { return make_const(t, int64_t(1)); }
+Expr make_bool(bool value, int lanes) { return make_const(Bool(lanes), int64_t(value)); }
+
+std::optional<int64_t> as_const_int(const Expr &e) {
+  if (!e.defined())
+    return std::nullopt;
+  if (const auto *b = e.as<Broadcast>())
+    return as_const_int(b->value);
+  if (const auto *i = e.as<IntImm>())
+    return i->value;
+  if (const auto *u = e.as<UIntImm>(); u && u->value <= uint64_t(INT64_MAX))
+    return static_cast<int64_t>(u->value);
+  return std::nullopt;
+}
+
+std::optional<double> as_const_float(const Expr &e) {
+  if (!e.defined())
+    return std::nullopt;
+  if (const auto *b = e.as<Broadcast>())
+    return as_const_float(b->value);
+  if (const auto *f = e.as<FloatImm>())
+    return f->value;
+  return std::nullopt;
+}
+
+bool is_const(const Expr &e) { return as_const_int(e) || as_const_float(e) || e.as<UIntImm>(); }
+bool is_const_zero(const Expr &e) {
+  auto i = as_const_int(e);
+  auto f = as_const_float(e);
+  return (i && *i == 0) || (f && *f == 0.0);
+}
+bool is_const_one(const Expr &e) {
+  auto i = as_const_int(e);
+  auto f = as_const_float(e);
+  return (i && *i == 1) || (f && *f == 1.0);
+}
+
+} // namespace ptxjit::ir

@@ -1,0 +1,27 @@
+#ifndef PTXJIT_IR_CONSTANTS_H
+#define PTXJIT_IR_CONSTANTS_H
+
+// Making and recognizing constants of any type, scalar or broadcast.
+
+#include "IR.h"
+
+#include <optional>
+
+namespace ptxjit::ir {
+
+Expr make_const(Type t, int64_t value);
+Expr make_const(Type t, double value);
+Expr make_zero(Type t);
+Expr make_one(Type t);
+Expr make_bool(bool value, int lanes = 1);
+
+/// The value of an integer constant (signed or unsigned fitting int64), looking through Broadcast.
+std::optional<int64_t> as_const_int(const Expr &e);
+std::optional<double> as_const_float(const Expr &e);
+bool is_const(const Expr &e);
+bool is_const_zero(const Expr &e);
+bool is_const_one(const Expr &e);
+
+} // namespace ptxjit::ir
+
+#endif

@@ -1,0 +1,259 @@
+#ifndef PTXJIT_IR_IR_H
+#define PTXJIT_IR_IR_H
+
+// The IR node structs. Each node is immutable and built with its static make(), which checks
+// its operands' types. Stmt is the statement handle; Expr is public (ptxjit/Expr.h).
+
+#include "ptxjit/Error.h"
+#include "ptxjit/Expr.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxjit {
+struct FunctionContents;
+struct ParameterContents;
+struct ReductionDomainContents;
+} // namespace ptxjit
+
+namespace ptxjit::ir {
+
+class Stmt : public IRHandle<BaseStmtNode> {
+public:
+  Stmt() = default;
+  explicit Stmt(const BaseStmtNode *node) : IRHandle(node) {}
+};
+
+[[noreturn]] void internal_error(const std::string &message);
+#define PTXJIT_INTERNAL_ASSERT(cond, message)                                                      \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      ::ptxjit::ir::internal_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) +        \
+                                   ": internal error: " + (message));                              \
+  } while (0)
+
+template <typename T, IRNodeType Kind> struct ExprNode : BaseExprNode {
+  static constexpr IRNodeType NodeType = Kind;
+  explicit ExprNode(Type t) : BaseExprNode(Kind, t) {}
+  void accept(IRVisitor *visitor) const override;
+};
+
+template <typename T, IRNodeType Kind> struct StmtNode : BaseStmtNode {
+  static constexpr IRNodeType NodeType = Kind;
+  StmtNode() : BaseStmtNode(Kind) {}
+  void accept(IRVisitor *visitor) const override;
+};
+
+struct IntImm : ExprNode<IntImm, IRNodeType::IntImm> {
+  IntImm(Type t, int64_t v) : ExprNode(t), value(v) {}
+  int64_t value;
+  static Expr make(Type t, int64_t value);
+};
+
+struct UIntImm : ExprNode<UIntImm, IRNodeType::UIntImm> {
+  UIntImm(Type t, uint64_t v) : ExprNode(t), value(v) {}
+  uint64_t value;
+  static Expr make(Type t, uint64_t value);
+};
+
+struct FloatImm : ExprNode<FloatImm, IRNodeType::FloatImm> {
+  FloatImm(Type t, double v) : ExprNode(t), value(v) {}
+  double value;
+  static Expr make(Type t, double value);
+};
+
+struct Cast : ExprNode<Cast, IRNodeType::Cast> {
+  Cast(Type t, Expr v) : ExprNode(t), value(std::move(v)) {}
+  Expr value;
+  static Expr make(Type t, Expr value);
+};
+
+/// A named scalar: a loop variable, a let, a Param (`param` set), an RVar (`reduction_domain`
+/// set), or a buffer field such as "in.min.0".
+struct Variable : ExprNode<Variable, IRNodeType::Variable> {
+  Variable(Type t, std::string n) : ExprNode(t), name(std::move(n)) {}
+  std::string name;
+  std::shared_ptr<ParameterContents> param;
+  std::shared_ptr<ReductionDomainContents> reduction_domain;
+  static Expr make(Type t, const std::string &name, std::shared_ptr<ParameterContents> param = nullptr,
+                   std::shared_ptr<ReductionDomainContents> reduction_domain = nullptr);
+};
+
+#define PTXJIT_BINARY_NODE(Name)                                                                   \
+  struct Name : ExprNode<Name, IRNodeType::Name> {                                                 \
+    Name(Type t, Expr x, Expr y) : ExprNode(t), a(std::move(x)), b(std::move(y)) {}                \
+    Expr a, b;                                                                                     \
+    static Expr make(Expr a, Expr b);                                                              \
+  };
+PTXJIT_BINARY_NODE(Add)
+PTXJIT_BINARY_NODE(Sub)
+PTXJIT_BINARY_NODE(Mul)
+/// Integer division rounds toward negative infinity; x / 0 is 0.
+PTXJIT_BINARY_NODE(Div)
+/// Integer remainder is never negative; x % 0 is 0.
+PTXJIT_BINARY_NODE(Mod)
+PTXJIT_BINARY_NODE(Min)
+PTXJIT_BINARY_NODE(Max)
+PTXJIT_BINARY_NODE(EQ)
+PTXJIT_BINARY_NODE(NE)
+PTXJIT_BINARY_NODE(LT)
+PTXJIT_BINARY_NODE(LE)
+PTXJIT_BINARY_NODE(GT)
+PTXJIT_BINARY_NODE(GE)
+PTXJIT_BINARY_NODE(And)
+PTXJIT_BINARY_NODE(Or)
+#undef PTXJIT_BINARY_NODE
+
+struct Not : ExprNode<Not, IRNodeType::Not> {
+  Not(Type t, Expr v) : ExprNode(t), a(std::move(v)) {}
+  Expr a;
+  static Expr make(Expr a);
+};
+
+struct Select : ExprNode<Select, IRNodeType::Select> {
+  Select(Type t, Expr c, Expr x, Expr y)
+      : ExprNode(t), condition(std::move(c)), true_value(std::move(x)), false_value(std::move(y)) {}
+  Expr condition, true_value, false_value;
+  static Expr make(Expr condition, Expr true_value, Expr false_value);
+};
+
+/// A load from flat storage: an allocation, or an input or output buffer's host memory.
+struct Load : ExprNode<Load, IRNodeType::Load> {
+  Load(Type t, std::string n, Expr i) : ExprNode(t), name(std::move(n)), index(std::move(i)) {}
+  std::string name;
+  Expr index;
+  static Expr make(Type t, const std::string &name, Expr index);
+};
+
+struct Ramp : ExprNode<Ramp, IRNodeType::Ramp> {
+  Ramp(Type t, Expr b, Expr s, int l) : ExprNode(t), base(std::move(b)), stride(std::move(s)), lanes(l) {}
+  Expr base, stride;
+  int lanes;
+  static Expr make(Expr base, Expr stride, int lanes);
+};
+
+struct Broadcast : ExprNode<Broadcast, IRNodeType::Broadcast> {
+  Broadcast(Type t, Expr v, int l) : ExprNode(t), value(std::move(v)), lanes(l) {}
+  Expr value;
+  int lanes;
+  static Expr make(Expr value, int lanes);
+};
+
+struct Call : ExprNode<Call, IRNodeType::Call> {
+  enum CallType : uint8_t {
+    Halide,     ///< a Func; `func` is null when a Func refers to itself in an update
+    Image,      ///< an ImageParam or bound Buffer; `param` names it
+    PureExtern, ///< a math function such as "sqrt"
+    Intrinsic,  ///< a compiler intrinsic such as "likely"
+  };
+  Call(Type t, std::string n, std::vector<Expr> a, CallType ct)
+      : ExprNode(t), name(std::move(n)), args(std::move(a)), call_type(ct) {}
+  std::string name;
+  std::vector<Expr> args;
+  CallType call_type;
+  std::shared_ptr<FunctionContents> func;
+  std::shared_ptr<ParameterContents> param;
+  static Expr make(Type t, const std::string &name, std::vector<Expr> args, CallType call_type,
+                   std::shared_ptr<FunctionContents> func = nullptr,
+                   std::shared_ptr<ParameterContents> param = nullptr);
+};
+
+struct Let : ExprNode<Let, IRNodeType::Let> {
+  Let(Type t, std::string n, Expr v, Expr b)
+      : ExprNode(t), name(std::move(n)), value(std::move(v)), body(std::move(b)) {}
+  std::string name;
+  Expr value, body;
+  static Expr make(const std::string &name, Expr value, Expr body);
+};
+
+struct LetStmt : StmtNode<LetStmt, IRNodeType::LetStmt> {
+  std::string name;
+  Expr value;
+  Stmt body;
+  static Stmt make(const std::string &name, Expr value, Stmt body);
+};
+
+/// Fails the pipeline with `message` when `condition` is false.
+struct AssertStmt : StmtNode<AssertStmt, IRNodeType::AssertStmt> {
+  Expr condition;
+  std::string message;
+  static Stmt make(Expr condition, const std::string &message);
+};
+
+struct ProducerConsumer : StmtNode<ProducerConsumer, IRNodeType::ProducerConsumer> {
+  std::string name;
+  bool is_producer;
+  Stmt body;
+  static Stmt make(const std::string &name, bool is_producer, Stmt body);
+};
+
+enum class ForType : uint8_t { Serial, Parallel, Vectorized, Unrolled };
+std::string to_string(ForType t);
+
+struct For : StmtNode<For, IRNodeType::For> {
+  std::string name;
+  Expr min, extent;
+  ForType for_type;
+  Stmt body;
+  static Stmt make(const std::string &name, Expr min, Expr extent, ForType for_type, Stmt body);
+};
+
+struct Store : StmtNode<Store, IRNodeType::Store> {
+  std::string name;
+  Expr value, index;
+  static Stmt make(const std::string &name, Expr value, Expr index);
+};
+
+/// A multi-dimensional store to a Func, before storage flattening.
+struct Provide : StmtNode<Provide, IRNodeType::Provide> {
+  std::string name;
+  Expr value;
+  std::vector<Expr> args;
+  static Stmt make(const std::string &name, Expr value, std::vector<Expr> args);
+};
+
+/// Flat storage of `type`, `extents` multiplied, live for `body`.
+struct Allocate : StmtNode<Allocate, IRNodeType::Allocate> {
+  std::string name;
+  Type type;
+  std::vector<Expr> extents;
+  Stmt body;
+  static Stmt make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body);
+};
+
+struct Range {
+  Expr min, extent;
+};
+using Region = std::vector<Range>;
+
+/// Multi-dimensional storage for a Func over `bounds`, before storage flattening.
+struct Realize : StmtNode<Realize, IRNodeType::Realize> {
+  std::string name;
+  Type type;
+  Region bounds;
+  Stmt body;
+  static Stmt make(const std::string &name, Type type, Region bounds, Stmt body);
+};
+
+struct Block : StmtNode<Block, IRNodeType::Block> {
+  Stmt first, rest;
+  /// Skips undefined statements; returns the other when one is undefined.
+  static Stmt make(Stmt first, Stmt rest);
+  static Stmt make(const std::vector<Stmt> &stmts);
+};
+
+struct IfThenElse : StmtNode<IfThenElse, IRNodeType::IfThenElse> {
+  Expr condition;
+  Stmt then_case, else_case;
+  static Stmt make(Expr condition, Stmt then_case, Stmt else_case = Stmt());
+};
+
+struct Evaluate : StmtNode<Evaluate, IRNodeType::Evaluate> {
+  Expr value;
+  static Stmt make(Expr value);
+};
+
+} // namespace ptxjit::ir
+
+#endif

@@ -1,0 +1,191 @@
+#include "Interval.h"
+
+#include "Constants.h"
+#include "IRVisitor.h"
+#include "Simplify.h"
+
+namespace ptxjit::ir {
+namespace {
+
+Expr minOf(const Expr &a, const Expr &b) { return a.defined() && b.defined() ? simplify(Min::make(a, b)) : Expr(); }
+Expr maxOf(const Expr &a, const Expr &b) { return a.defined() && b.defined() ? simplify(Max::make(a, b)) : Expr(); }
+
+class Bounds : public IRVisitor {
+public:
+  explicit Bounds(const Scope &scope) : TheScope(scope) {}
+  Interval Result;
+
+  Interval of(const Expr &e) {
+    e.accept(this);
+    return Result;
+  }
+
+private:
+  const Scope &TheScope;
+  std::map<std::string, Interval> Lets;
+
+  // Values of narrow integer types are bounded by the type even when nothing else is known.
+  void typeBounds(Type t) {
+    if ((t.is_int() || t.code == Type::UInt) && t.bits <= 16)
+      Result = t.is_int() ? Interval{make_const(t.element_of(), t.min_int()), make_const(t.element_of(), t.max_int())}
+                          : Interval{make_zero(t.element_of()), make_const(t.element_of(), int64_t(t.max_uint()))};
+    else
+      Result = Interval::everything();
+  }
+
+  void visit(const IntImm *op) override { Result = Interval::single_point(Expr(op)); }
+  void visit(const UIntImm *op) override { Result = Interval::single_point(Expr(op)); }
+  void visit(const FloatImm *op) override { Result = Interval::single_point(Expr(op)); }
+
+  void visit(const Variable *op) override {
+    if (auto it = Lets.find(op->name); it != Lets.end())
+      Result = it->second;
+    else if (auto it = TheScope.find(op->name); it != TheScope.end())
+      Result = it->second;
+    else
+      Result = Interval::single_point(Expr(op));
+  }
+
+  void visit(const Cast *op) override {
+    Interval v = of(op->value);
+    Type from = op->value.type(), to = op->type;
+    // Only casts that keep every value are monotonic and safe to push through.
+    if (v.is_bounded() && to.can_represent(from)) {
+      Result = {simplify(Cast::make(to.element_of(), v.min)), simplify(Cast::make(to.element_of(), v.max))};
+      return;
+    }
+    if (v.is_bounded() && to.is_float()) {
+      Result = {simplify(Cast::make(to.element_of(), v.min)), simplify(Cast::make(to.element_of(), v.max))};
+      return;
+    }
+    typeBounds(to);
+    if (!Result.is_bounded() && to.can_represent(from))
+      typeBounds(from);
+    if (Result.is_bounded() && Result.min.type() != to.element_of())
+      Result = {simplify(Cast::make(to.element_of(), Result.min)), simplify(Cast::make(to.element_of(), Result.max))};
+  }
+
+  void visit(const Add *op) override {
+    Interval a = of(op->a), b = of(op->b);
+    Result = {a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
+              a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr()};
+  }
+
+  void visit(const Sub *op) override {
+    Interval a = of(op->a), b = of(op->b);
+    Result = {a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
+              a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr()};
+  }
+
+  void visit(const Mul *op) override {
+    Interval a = of(op->a), b = of(op->b);
+    if (as_const_int(a.min) && !as_const_int(b.min))
+      std::swap(a, b);
+    auto c = b.min.defined() && equal_const(b) ? as_const_int(b.min) : std::nullopt;
+    auto cf = b.min.defined() && equal_const(b) ? as_const_float(b.min) : std::nullopt;
+    if (c || cf) {
+      bool negative = c ? *c < 0 : *cf < 0;
+      Expr lo = a.min.defined() ? simplify(Mul::make(a.min, b.min)) : Expr();
+      Expr hi = a.max.defined() ? simplify(Mul::make(a.max, b.min)) : Expr();
+      Result = negative ? Interval{hi, lo} : Interval{lo, hi};
+      return;
+    }
+    if (a.is_bounded() && b.is_bounded()) {
+      Expr p1 = Mul::make(a.min, b.min), p2 = Mul::make(a.min, b.max), p3 = Mul::make(a.max, b.min),
+           p4 = Mul::make(a.max, b.max);
+      Result = {minOf(minOf(p1, p2), minOf(p3, p4)), maxOf(maxOf(p1, p2), maxOf(p3, p4))};
+      return;
+    }
+    Result = Interval::everything();
+  }
+
+  static bool equal_const(const Interval &i) {
+    return i.is_bounded() && i.min.same_as(i.max) && is_const(i.min);
+  }
+
+  void visit(const Div *op) override {
+    Interval a = of(op->a), b = of(op->b);
+    auto c = equal_const(b) ? as_const_int(b.min) : std::nullopt;
+    auto cf = equal_const(b) ? as_const_float(b.min) : std::nullopt;
+    if ((c && *c > 0) || (cf && *cf > 0)) {
+      Result = {a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr(),
+                a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr()};
+    } else if ((c && *c < 0) || (cf && *cf < 0)) {
+      Result = {a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr(),
+                a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr()};
+    } else {
+      Result = Interval::everything();
+    }
+  }
+
+  void visit(const Mod *op) override {
+    Interval b = of(op->b);
+    auto c = equal_const(b) ? as_const_int(b.min) : std::nullopt;
+    if (c && *c != 0 && !op->type.is_float()) {
+      int64_t m = *c < 0 ? -*c : *c;
+      Result = {make_zero(op->type.element_of()), make_const(op->type.element_of(), m - 1)};
+    } else {
+      Result = Interval::everything();
+    }
+  }
+
+  void visit(const Min *op) override {
+    Interval a = of(op->a), b = of(op->b);
+    // min(x, hi) is at most hi even when x is unbounded.
+    Result = {minOf(a.min, b.min), a.max.defined() && b.max.defined() ? minOf(a.max, b.max)
+                                                                       : (a.max.defined() ? a.max : b.max)};
+  }
+
+  void visit(const Max *op) override {
+    Interval a = of(op->a), b = of(op->b);
+    Result = {a.min.defined() && b.min.defined() ? maxOf(a.min, b.min) : (a.min.defined() ? a.min : b.min),
+              maxOf(a.max, b.max)};
+  }
+
+  void boolean() { Result = {make_bool(false), make_bool(true)}; }
+  void visit(const EQ *) override { boolean(); }
+  void visit(const NE *) override { boolean(); }
+  void visit(const LT *) override { boolean(); }
+  void visit(const LE *) override { boolean(); }
+  void visit(const GT *) override { boolean(); }
+  void visit(const GE *) override { boolean(); }
+  void visit(const And *) override { boolean(); }
+  void visit(const Or *) override { boolean(); }
+  void visit(const Not *) override { boolean(); }
+
+  void visit(const Select *op) override {
+    Interval t = of(op->true_value), f = of(op->false_value);
+    Result = interval_union(t, f);
+  }
+
+  void visit(const Load *op) override { typeBounds(op->type); }
+  void visit(const Call *op) override { typeBounds(op->type); }
+
+  void visit(const Ramp *op) override {
+    Interval base = of(op->base);
+    Expr last = Add::make(op->base, Mul::make(op->stride, make_const(op->stride.type(), int64_t(op->lanes - 1))));
+    Interval end = of(last);
+    Result = interval_union(base, end);
+  }
+
+  void visit(const Broadcast *op) override { Result = of(op->value); }
+
+  void visit(const Let *op) override {
+    Interval value = of(op->value);
+    auto saved = Lets.find(op->name) != Lets.end() ? std::optional<Interval>(Lets[op->name]) : std::nullopt;
+    Lets[op->name] = value.is_bounded() ? value : Interval::everything();
+    Result = of(op->body);
+    if (saved)
+      Lets[op->name] = *saved;
+    else
+      Lets.erase(op->name);
+  }
+};
+
+} // namespace
+
+Interval interval_union(const Interval &a, const Interval &b) { return {minOf(a.min, b.min), maxOf(a.max, b.max)}; }
+
+Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope) { return Bounds(scope).of(e); }
+
+} // namespace ptxjit::ir

@@ -1,0 +1,452 @@
+#include "Simplify.h"
+
+#include "Constants.h"
+#include "IREquality.h"
+#include "IRMutator.h"
+#include "Substitute.h"
+
+#include <cmath>
+#include <map>
+
+namespace ptxjit::ir {
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); // avoids INT64_MIN / -1
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t floorMod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1 || b == 1)
+    return 0;
+  int64_t r = a % b;
+  return r < 0 ? r + (b < 0 ? -b : b) : r;
+}
+
+bool isNoOp(const Stmt &s) {
+  if (!s.defined())
+    return true;
+  const auto *e = s.as<Evaluate>();
+  return e && is_const(e->value);
+}
+
+// A sum of terms with integer coefficients plus a constant, for integer scalars. Wrapping
+// arithmetic is a ring, so reassociating and cancelling terms is exact.
+struct LinearForm {
+  std::vector<std::pair<Expr, int64_t>> Terms;
+  std::map<std::string, size_t> IndexOfKey;
+  int64_t Constant = 0;
+
+  void add(const Expr &e, int64_t scale) {
+    if (auto c = as_const_int(e)) {
+      Constant += scale * *c;
+    } else if (const auto *op = e.as<Add>()) {
+      add(op->a, scale);
+      add(op->b, scale);
+    } else if (const auto *op = e.as<Sub>()) {
+      add(op->a, scale);
+      add(op->b, -scale);
+    } else if (const auto *op = e.as<Mul>(); op && as_const_int(op->b)) {
+      add(op->a, scale * *as_const_int(op->b));
+    } else if (const auto *op = e.as<Mul>(); op && as_const_int(op->a)) {
+      add(op->b, scale * *as_const_int(op->a));
+    } else {
+      std::string key = structural_key(e);
+      auto [it, inserted] = IndexOfKey.emplace(key, Terms.size());
+      if (inserted)
+        Terms.emplace_back(e, scale);
+      else
+        Terms[it->second].second += scale;
+    }
+  }
+
+  Expr build(Type t) const {
+    Expr positive, negative;
+    for (const auto &[term, coefficient] : Terms) {
+      if (coefficient == 0)
+        continue;
+      int64_t magnitude = coefficient < 0 ? -coefficient : coefficient;
+      Expr scaled = magnitude == 1 ? term : Mul::make(term, make_const(t, magnitude));
+      Expr &side = coefficient > 0 ? positive : negative;
+      side = side.defined() ? Add::make(side, scaled) : scaled;
+    }
+    Expr result = positive;
+    if (negative.defined())
+      result = result.defined() ? Sub::make(result, negative) : Sub::make(make_zero(t), negative);
+    if (!result.defined())
+      return make_const(t, Constant);
+    if (Constant > 0)
+      result = Add::make(result, make_const(t, Constant));
+    else if (Constant < 0)
+      result = Sub::make(result, make_const(t, -Constant));
+    return result;
+  }
+};
+
+bool isLinearInt(Type t) { return t.is_scalar() && (t.is_int() || t.is_uint()); }
+
+class Simplifier : public IRMutator {
+public:
+  using IRMutator::mutate;
+
+private:
+  std::map<std::string, Expr> LetReplacements;
+
+  using IRMutator::visit;
+
+  Expr visit(const Variable *op) override {
+    auto it = LetReplacements.find(op->name);
+    return it == LetReplacements.end() || !it->second.defined() ? Expr(op) : it->second;
+  }
+
+  Expr visit(const Cast *op) override {
+    Expr value = mutate(op->value);
+    Type t = op->type;
+    if (value.type() == t)
+      return value;
+    if (t.is_scalar()) {
+      if (auto i = as_const_int(value); i && !value.type().is_float()) {
+        if (t.is_float())
+          return make_const(t, double(*i));
+        if (t.is_bool())
+          return make_bool(*i != 0);
+        return make_const(t, *i);
+      }
+      if (auto f = as_const_float(value)) {
+        if (t.is_bool())
+          return make_bool(*f != 0.0);
+        if (t.is_float())
+          return make_const(t, *f);
+        if (std::isfinite(*f) && std::fabs(*f) < 9.2e18)
+          return make_const(t, static_cast<int64_t>(*f));
+      }
+    }
+    return value.same_as(op->value) ? Expr(op) : Cast::make(t, value);
+  }
+
+  Expr linear(const Expr &original, const Expr &a, const Expr &b, int64_t bScale) {
+    LinearForm form;
+    form.add(a, 1);
+    form.add(b, bScale);
+    return form.build(original.type());
+  }
+
+  Expr visit(const Add *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (isLinearInt(op->type))
+      return linear(Expr(op), a, b, 1);
+    auto fa = as_const_float(a), fb = as_const_float(b);
+    if (fa && fb && op->type.is_scalar())
+      return make_const(op->type, *fa + *fb);
+    if (fb && *fb == 0.0)
+      return a;
+    if (fa && *fa == 0.0)
+      return b;
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Add::make(a, b);
+  }
+
+  Expr visit(const Sub *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (isLinearInt(op->type))
+      return linear(Expr(op), a, b, -1);
+    auto fa = as_const_float(a), fb = as_const_float(b);
+    if (fa && fb && op->type.is_scalar())
+      return make_const(op->type, *fa - *fb);
+    if (fb && *fb == 0.0)
+      return a;
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Sub::make(a, b);
+  }
+
+  Expr visit(const Mul *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (isLinearInt(op->type) && (as_const_int(a) || as_const_int(b))) {
+      LinearForm form;
+      if (auto c = as_const_int(b))
+        form.add(a, *c);
+      else
+        form.add(b, *as_const_int(a));
+      return form.build(op->type);
+    }
+    auto fa = as_const_float(a), fb = as_const_float(b);
+    if (fa && fb && op->type.is_scalar())
+      return make_const(op->type, *fa * *fb);
+    if (is_const_one(b))
+      return a;
+    if (is_const_one(a))
+      return b;
+    if (!op->type.is_float() && (is_const_zero(a) || is_const_zero(b)))
+      return make_zero(op->type);
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Mul::make(a, b);
+  }
+
+  Expr visit(const Div *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    Type t = op->type;
+    if (t.is_scalar() && !t.is_float()) {
+      auto ca = as_const_int(a), cb = as_const_int(b);
+      if (ca && cb && t.is_int())
+        return make_const(t, floorDiv(*ca, *cb));
+      if (ca && cb)
+        return make_const(t, *cb == 0 ? int64_t(0) : int64_t(uint64_t(*ca) / uint64_t(*cb)));
+      if (cb && *cb == 0)
+        return make_zero(t);
+    }
+    if (t.is_float() && t.is_scalar()) {
+      auto fa = as_const_float(a), fb = as_const_float(b);
+      if (fa && fb)
+        return make_const(t, *fa / *fb);
+    }
+    if (is_const_one(b))
+      return a;
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Div::make(a, b);
+  }
+
+  Expr visit(const Mod *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    Type t = op->type;
+    if (t.is_scalar() && !t.is_float()) {
+      auto ca = as_const_int(a), cb = as_const_int(b);
+      if (ca && cb)
+        return make_const(t, t.is_int() ? floorMod(*ca, *cb) : (*cb ? int64_t(uint64_t(*ca) % uint64_t(*cb)) : 0));
+      if (cb && (*cb == 1 || *cb == 0))
+        return make_zero(t);
+    }
+    if (t.is_float() && t.is_scalar()) {
+      auto fa = as_const_float(a), fb = as_const_float(b);
+      if (fa && fb && *fb != 0.0)
+        return make_const(t, *fa - *fb * std::floor(*fa / *fb));
+    }
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Mod::make(a, b);
+  }
+
+  // The constant value of a - b for integer scalars, when the difference folds.
+  std::optional<int64_t> constantDifference(const Expr &a, const Expr &b) {
+    if (!isLinearInt(a.type()) || !a.type().is_int())
+      return std::nullopt;
+    LinearForm form;
+    form.add(a, 1);
+    form.add(b, -1);
+    for (const auto &term : form.Terms)
+      if (term.second != 0)
+        return std::nullopt;
+    return form.Constant;
+  }
+
+  template <typename Node> Expr minOrMax(const Node *op, bool isMin) {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (equal(a, b))
+      return a;
+    if (auto d = constantDifference(a, b))
+      return (*d <= 0) == isMin ? a : b;
+    Type t = op->type;
+    if (t.is_scalar()) {
+      if (t.is_float()) {
+        auto fa = as_const_float(a), fb = as_const_float(b);
+        if (fa && fb)
+          return make_const(t, isMin ? std::fmin(*fa, *fb) : std::fmax(*fa, *fb));
+      } else if (t.code == Type::UInt) {
+        auto ca = as_const_int(a), cb = as_const_int(b);
+        if (ca && cb)
+          return (uint64_t(*ca) <= uint64_t(*cb)) == isMin ? a : b;
+      }
+    }
+    // Constants go on the right, and nested constants combine: min(min(x, 3), 5) is min(x, 3).
+    if (is_const(a) && !is_const(b))
+      std::swap(a, b);
+    if (const auto *inner = a.as<Node>(); inner && is_const(inner->b) && is_const(b))
+      return mutate(Node::make(inner->a, Node::make(inner->b, b)));
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Node::make(a, b);
+  }
+
+  Expr visit(const Min *op) override { return minOrMax(op, true); }
+  Expr visit(const Max *op) override { return minOrMax(op, false); }
+
+  // Folds comparisons of constants and of integer expressions whose difference is constant.
+  template <typename Node, typename Compare> Expr compare(const Node *op, Compare cmp) {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (op->type.is_scalar()) {
+      if (auto d = constantDifference(a, b))
+        return make_bool(cmp(*d, int64_t(0)));
+      Type t = a.type();
+      if (t.is_float()) {
+        auto fa = as_const_float(a), fb = as_const_float(b);
+        if (fa && fb)
+          return make_bool(cmp(*fa, *fb));
+      } else if (t.code == Type::UInt) {
+        auto ca = as_const_int(a), cb = as_const_int(b);
+        if (ca && cb)
+          return make_bool(cmp(uint64_t(*ca), uint64_t(*cb)));
+      }
+    }
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Node::make(a, b);
+  }
+
+  Expr visit(const EQ *op) override { return compare(op, [](auto x, auto y) { return x == y; }); }
+  Expr visit(const NE *op) override { return compare(op, [](auto x, auto y) { return x != y; }); }
+  Expr visit(const LT *op) override { return compare(op, [](auto x, auto y) { return x < y; }); }
+  Expr visit(const LE *op) override { return compare(op, [](auto x, auto y) { return x <= y; }); }
+  Expr visit(const GT *op) override { return compare(op, [](auto x, auto y) { return x > y; }); }
+  Expr visit(const GE *op) override { return compare(op, [](auto x, auto y) { return x >= y; }); }
+
+  Expr visit(const And *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (is_const_one(a))
+      return b;
+    if (is_const_one(b))
+      return a;
+    if (is_const_zero(a) || is_const_zero(b))
+      return make_bool(false, op->type.lanes);
+    if (equal(a, b))
+      return a;
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : And::make(a, b);
+  }
+
+  Expr visit(const Or *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (is_const_zero(a))
+      return b;
+    if (is_const_zero(b))
+      return a;
+    if (is_const_one(a) || is_const_one(b))
+      return make_bool(true, op->type.lanes);
+    if (equal(a, b))
+      return a;
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Or::make(a, b);
+  }
+
+  Expr visit(const Not *op) override {
+    Expr a = mutate(op->a);
+    if (is_const(a))
+      return make_bool(is_const_zero(a), op->type.lanes);
+    if (const auto *inner = a.as<Not>())
+      return inner->a;
+    return a.same_as(op->a) ? Expr(op) : Not::make(a);
+  }
+
+  Expr visit(const Select *op) override {
+    Expr c = mutate(op->condition), t = mutate(op->true_value), f = mutate(op->false_value);
+    if (is_const_one(c))
+      return t;
+    if (is_const_zero(c))
+      return f;
+    if (equal(t, f))
+      return t;
+    if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value))
+      return Expr(op);
+    return Select::make(c, t, f);
+  }
+
+  Expr visit(const Ramp *op) override {
+    Expr base = mutate(op->base), stride = mutate(op->stride);
+    if (is_const_zero(stride))
+      return Broadcast::make(base, op->lanes);
+    if (base.same_as(op->base) && stride.same_as(op->stride))
+      return Expr(op);
+    return Ramp::make(base, stride, op->lanes);
+  }
+
+  Expr visit(const Call *op) override {
+    Expr result = IRMutator::visit(op);
+    const auto *call = result.as<Call>();
+    if (call && call->call_type == Call::PureExtern && call->args.size() == 1 && call->type.is_scalar()) {
+      if (auto x = as_const_float(call->args[0])) {
+        static const std::map<std::string, double (*)(double)> folds = {
+            {"sqrt", [](double v) { return std::sqrt(v); }},   {"exp", [](double v) { return std::exp(v); }},
+            {"log", [](double v) { return std::log(v); }},     {"sin", [](double v) { return std::sin(v); }},
+            {"cos", [](double v) { return std::cos(v); }},     {"tanh", [](double v) { return std::tanh(v); }},
+            {"floor", [](double v) { return std::floor(v); }}, {"ceil", [](double v) { return std::ceil(v); }},
+            {"round", [](double v) { return std::nearbyint(v); }}};
+        if (auto it = folds.find(call->name); it != folds.end())
+          return make_const(call->type, it->second(*x));
+      }
+    }
+    return result;
+  }
+
+  // Lets bound to constants or plain variables are substituted; others stay when used.
+  template <typename LetNode, typename Body, typename Make>
+  Body let(const LetNode *op, const Body &body, Make make) {
+    Expr value = mutate(op->value);
+    bool substitutable = is_const(value) || value.as<Variable>() || value.as<UIntImm>();
+    auto saved = LetReplacements.find(op->name) != LetReplacements.end()
+                     ? std::optional<Expr>(LetReplacements[op->name])
+                     : std::nullopt;
+    LetReplacements[op->name] = substitutable ? value : Expr();
+    Body newBody = mutate(body);
+    if (saved)
+      LetReplacements[op->name] = *saved;
+    else
+      LetReplacements.erase(op->name);
+    if (substitutable || !uses_variable(newBody, op->name))
+      return newBody;
+    if (value.same_as(op->value) && newBody.same_as(body))
+      return Body(op);
+    return make(op->name, value, newBody);
+  }
+
+  Expr visit(const Let *op) override { return let(op, op->body, Let::make); }
+  Stmt visit(const LetStmt *op) override { return let(op, op->body, LetStmt::make); }
+
+  Stmt visit(const AssertStmt *op) override {
+    Expr condition = mutate(op->condition);
+    if (is_const_one(condition))
+      return Evaluate::make(make_zero(Int(32)));
+    return condition.same_as(op->condition) ? Stmt(op) : AssertStmt::make(condition, op->message);
+  }
+
+  Stmt visit(const For *op) override {
+    Expr min = mutate(op->min), extent = mutate(op->extent);
+    if (auto e = as_const_int(extent); e && *e <= 0)
+      return Evaluate::make(make_zero(Int(32)));
+    if (is_const_one(extent) && op->for_type != ForType::Parallel)
+      return mutate(LetStmt::make(op->name, min, op->body));
+    Stmt body = mutate(op->body);
+    if (isNoOp(body))
+      return body;
+    if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body))
+      return Stmt(op);
+    return For::make(op->name, min, extent, op->for_type, body);
+  }
+
+  Stmt visit(const Block *op) override {
+    Stmt first = mutate(op->first), rest = mutate(op->rest);
+    if (isNoOp(first))
+      return rest;
+    if (isNoOp(rest))
+      return first;
+    return first.same_as(op->first) && rest.same_as(op->rest) ? Stmt(op) : Block::make(first, rest);
+  }
+
+  Stmt visit(const IfThenElse *op) override {
+    Expr condition = mutate(op->condition);
+    if (is_const_one(condition))
+      return mutate(op->then_case);
+    if (is_const_zero(condition))
+      return op->else_case.defined() ? mutate(op->else_case) : Evaluate::make(make_zero(Int(32)));
+    Stmt then_case = mutate(op->then_case), else_case = mutate(op->else_case);
+    if (isNoOp(else_case))
+      else_case = Stmt();
+    if (isNoOp(then_case) && !else_case.defined())
+      return then_case;
+    if (condition.same_as(op->condition) && then_case.same_as(op->then_case) && else_case.same_as(op->else_case))
+      return Stmt(op);
+    return IfThenElse::make(condition, then_case, else_case);
+  }
+
+  Stmt visit(const ProducerConsumer *op) override {
+    Stmt body = mutate(op->body);
+    return body.same_as(op->body) ? Stmt(op) : ProducerConsumer::make(op->name, op->is_producer, body);
+  }
+};
+
+} // namespace
+
+Expr simplify(const Expr &e) { return Simplifier().mutate(e); }
+Stmt simplify(const Stmt &s) { return Simplifier().mutate(s); }
+bool can_prove(const Expr &e) { return is_const_one(simplify(e)); }
+
+} // namespace ptxjit::ir

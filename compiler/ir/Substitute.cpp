@@ -1,0 +1,103 @@
+#include "Substitute.h"
+
+#include "IRMutator.h"
+
+namespace ptxjit::ir {
+namespace {
+
+class Substituter : public IRMutator {
+public:
+  explicit Substituter(const std::map<std::string, Expr> &replacements) : Replacements(replacements) {}
+
+private:
+  const std::map<std::string, Expr> &Replacements;
+  std::map<std::string, int> Shadowed;
+
+  using IRMutator::visit;
+
+  bool isShadowed(const std::string &name) const {
+    auto it = Shadowed.find(name);
+    return it != Shadowed.end() && it->second > 0;
+  }
+
+  Expr visit(const Variable *op) override {
+    auto it = Replacements.find(op->name);
+    if (it == Replacements.end() || isShadowed(op->name))
+      return Expr(op);
+    return it->second;
+  }
+
+  template <typename Body> Body withShadow(const std::string &name, const Body &body) {
+    if (!Replacements.count(name))
+      return mutate(body);
+    ++Shadowed[name];
+    Body result = mutate(body);
+    --Shadowed[name];
+    return result;
+  }
+
+  Expr visit(const Let *op) override {
+    Expr value = mutate(op->value);
+    Expr body = withShadow(op->name, op->body);
+    if (value.same_as(op->value) && body.same_as(op->body))
+      return Expr(op);
+    return Let::make(op->name, value, body);
+  }
+
+  Stmt visit(const LetStmt *op) override {
+    Expr value = mutate(op->value);
+    Stmt body = withShadow(op->name, op->body);
+    if (value.same_as(op->value) && body.same_as(op->body))
+      return Stmt(op);
+    return LetStmt::make(op->name, value, body);
+  }
+
+  Stmt visit(const For *op) override {
+    Expr min = mutate(op->min), extent = mutate(op->extent);
+    Stmt body = withShadow(op->name, op->body);
+    if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body))
+      return Stmt(op);
+    return For::make(op->name, min, extent, op->for_type, body);
+  }
+};
+
+class VariableFinder : public IRVisitor {
+public:
+  explicit VariableFinder(const std::string &name) : Name(name) {}
+  bool Found = false;
+
+private:
+  const std::string &Name;
+  using IRVisitor::visit;
+  void visit(const Variable *op) override { Found = Found || op->name == Name; }
+};
+
+} // namespace
+
+Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e) {
+  return Substituter(replacements).mutate(e);
+}
+Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s) {
+  return Substituter(replacements).mutate(s);
+}
+Expr substitute(const std::string &name, const Expr &replacement, const Expr &e) {
+  return substitute(std::map<std::string, Expr>{{name, replacement}}, e);
+}
+Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s) {
+  return substitute(std::map<std::string, Expr>{{name, replacement}}, s);
+}
+
+bool uses_variable(const Expr &e, const std::string &name) {
+  VariableFinder finder(name);
+  if (e.defined())
+    e.accept(&finder);
+  return finder.Found;
+}
+bool uses_variable(const Stmt &s, const std::string &name) {
+  VariableFinder finder(name);
+  if (s.defined())
+    s.accept(&finder);
+  return finder.Found;
+}
+
+} // namespace ptxjit::ir

@@ -1,0 +1,25 @@
+#ifndef PTXJIT_IR_SUBSTITUTE_H
+#define PTXJIT_IR_SUBSTITUTE_H
+
+// Replaces free variables by expressions. Names bound by an inner Let, LetStmt or For shadow
+// the replacement inside their scope.
+
+#include "IR.h"
+
+#include <map>
+#include <string>
+
+namespace ptxjit::ir {
+
+Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e);
+Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
+Expr substitute(const std::string &name, const Expr &replacement, const Expr &e);
+Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s);
+
+/// Whether `e` or `s` mentions variable `name` (free or not).
+bool uses_variable(const Expr &e, const std::string &name);
+bool uses_variable(const Stmt &s, const std::string &name);
+
+} // namespace ptxjit::ir
+
+#endif

@@ -1,0 +1,552 @@
+#include "ptxjit/Func.h"
+
+#include "ir/Constants.h"
+#include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
+#include "lang/Function.h"
+#include "lang/UniqueName.h"
+#include "ptxjit/IROperator.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ptxjit {
+
+using namespace ir;
+
+namespace {
+
+class CalledFunctions : public IRVisitor {
+public:
+  std::vector<std::shared_ptr<FunctionContents>> Found;
+
+private:
+  using IRVisitor::visit;
+  void visit(const Call *op) override {
+    IRVisitor::visit(op);
+    if (op->call_type == Call::Halide && op->func &&
+        std::find(Found.begin(), Found.end(), op->func) == Found.end())
+      Found.push_back(op->func);
+  }
+};
+
+// Replaces a Func's calls to itself with unowned ones, so its definitions hold no reference
+// cycle to it.
+class DropSelfReferences : public IRMutator {
+public:
+  explicit DropSelfReferences(const FunctionContents *self) : Self(self) {}
+
+private:
+  const FunctionContents *Self;
+  using IRMutator::visit;
+  Expr visit(const Call *op) override {
+    Expr e = IRMutator::visit(op);
+    const auto *call = e.as<Call>();
+    if (call->call_type == Call::Halide && call->func.get() == Self)
+      return Call::make(call->type, call->name, call->args, Call::Halide);
+    return e;
+  }
+};
+
+struct FreeVariable {
+  std::string name;
+  std::shared_ptr<ReductionDomainContents> rdom;
+  bool is_param;
+};
+
+class FreeVariables : public IRVisitor {
+public:
+  std::vector<FreeVariable> Found;
+
+private:
+  using IRVisitor::visit;
+  void visit(const Variable *op) override {
+    for (const FreeVariable &v : Found)
+      if (v.name == op->name)
+        return;
+    Found.push_back({op->name, op->reduction_domain, op->param != nullptr});
+  }
+};
+
+std::vector<FreeVariable> freeVariables(const std::vector<Expr> &exprs) {
+  FreeVariables finder;
+  for (const Expr &e : exprs)
+    e.accept(&finder);
+  return finder.Found;
+}
+
+bool callsTransitively(const std::shared_ptr<FunctionContents> &from, const FunctionContents *target,
+                       std::set<const FunctionContents *> &visited) {
+  if (from.get() == target)
+    return true;
+  if (!visited.insert(from.get()).second)
+    return false;
+  std::vector<Expr> exprs;
+  for (int s = 0; s < from->num_stages(); ++s) {
+    const Definition &d = from->stage(s);
+    exprs.push_back(d.value);
+    exprs.insert(exprs.end(), d.args.begin(), d.args.end());
+  }
+  for (const Expr &e : exprs)
+    for (const auto &callee : called_functions(e))
+      if (callsTransitively(callee, target, visited))
+        return true;
+  return false;
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+Expr integerArgument(Expr arg, const std::string &func, size_t i) {
+  if (!arg.defined() || arg.type().is_float() || arg.type().is_vector())
+    throw CompileError("argument " + std::to_string(i) + " of Func " + func + " must be an integer" +
+                       (arg.defined() ? ", not " + to_string(arg.type()) + " (" + ir::to_string(arg) + ")" : ""));
+  return cast(Int(32), arg);
+}
+
+void definePure(FunctionContents &f, const std::vector<Expr> &args, Expr value) {
+  std::vector<std::string> names;
+  for (const Expr &arg : args)
+    names.push_back(arg.as<Variable>()->name);
+  for (const FreeVariable &v : freeVariables({value})) {
+    if (v.rdom)
+      throw CompileError("Func " + f.name + ": the pure definition uses RVar " + v.name +
+                         "; reductions belong in update definitions");
+    if (!v.is_param && std::find(names.begin(), names.end(), v.name) == names.end())
+      throw CompileError("Func " + f.name + ": the pure definition uses Var " + v.name +
+                         ", which is not one of its arguments (" + joinNames(names) + ")");
+  }
+  f.args = names;
+  f.type = value.type();
+  f.init.args = args;
+  f.init.value = value;
+  for (const std::string &n : names)
+    f.init.schedule.dims.push_back({n, ForType::Serial, false});
+}
+
+void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> args, Expr value) {
+  const std::string stageName = f->name + ".s" + std::to_string(f->updates.size() + 1);
+  if (args.size() != f->args.size())
+    throw CompileError("Func " + f->name + " has " + std::to_string(f->args.size()) +
+                       " dimensions but update " + stageName + " gives " + std::to_string(args.size()) + " arguments");
+  for (size_t i = 0; i < args.size(); ++i)
+    args[i] = integerArgument(args[i], f->name, i);
+  if (value.type() != f->type) {
+    bool literal = (value.as<IntImm>() && value.type() == Int(32)) || value.as<FloatImm>();
+    if (!literal)
+      throw CompileError("Func " + f->name + " has type " + to_string(f->type) + " but update " + stageName +
+                         " has type " + to_string(value.type()) + "; cast the value");
+    value = cast(f->type, value);
+  }
+
+  std::vector<Expr> all = args;
+  all.push_back(value);
+  std::shared_ptr<ReductionDomainContents> rdom;
+  for (const FreeVariable &v : freeVariables(all)) {
+    if (v.is_param)
+      continue;
+    if (v.rdom) {
+      if (rdom && rdom != v.rdom)
+        throw CompileError("update " + stageName + " uses RVars of two different RDoms (" + rdom->name + " and " +
+                           v.rdom->name + ")");
+      rdom = v.rdom;
+      continue;
+    }
+    auto pos = std::find(f->args.begin(), f->args.end(), v.name);
+    size_t i = static_cast<size_t>(pos - f->args.begin());
+    const Variable *lhs = pos == f->args.end() ? nullptr : args[i].as<Variable>();
+    if (!lhs || lhs->name != v.name)
+      throw CompileError("update " + stageName + " uses Var " + v.name +
+                         ", which must appear as argument " + (pos == f->args.end() ? std::string("of Func ") + f->name
+                         : std::to_string(i)) + " on the left-hand side (pure arguments: " + joinNames(f->args) + ")");
+  }
+
+  DropSelfReferences dropSelf(f.get());
+  for (Expr &arg : args)
+    arg = dropSelf.mutate(arg);
+  value = dropSelf.mutate(value);
+  for (const Expr &e : all)
+    for (const auto &callee : called_functions(e)) {
+      std::set<const FunctionContents *> visited;
+      if (callee != f && callsTransitively(callee, f.get(), visited))
+        throw CompileError("update " + stageName + " calls Func " + callee->name + ", which depends on " + f->name +
+                           ": cyclic dependency");
+    }
+
+  Definition d;
+  d.args = args;
+  d.value = value;
+  d.rdom = rdom;
+  if (rdom)
+    for (const ReductionVariable &rv : rdom->domain)
+      d.schedule.dims.push_back({rv.var, ForType::Serial, true});
+  for (size_t i = 0; i < args.size(); ++i)
+    if (const auto *v = args[i].as<Variable>(); v && v->name == f->args[i])
+      d.schedule.dims.push_back({v->name, ForType::Serial, false});
+  f->updates.push_back(std::move(d));
+}
+
+} // namespace
+
+std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e) {
+  CalledFunctions finder;
+  if (e.defined())
+    e.accept(&finder);
+  return finder.Found;
+}
+
+LoopLevel FunctionContents::computed_at() const {
+  if (compute_level_set)
+    return compute_level;
+  return {updates.empty() ? LoopLevel::Inlined : LoopLevel::Root, "", ""};
+}
+
+LoopLevel FunctionContents::stored_at() const { return store_level_set ? store_level : computed_at(); }
+
+// ---- FuncRef ----
+
+FuncRef::FuncRef(std::shared_ptr<FunctionContents> function, std::vector<Expr> args)
+    : Function(std::move(function)), Args(std::move(args)) {
+  for (size_t i = 0; i < Args.size(); ++i)
+    if (!Args[i].defined())
+      throw CompileError("argument " + std::to_string(i) + " of Func " + Function->name + " is undefined");
+}
+
+FuncRef &FuncRef::operator=(Expr value) {
+  if (!value.defined())
+    throw CompileError("Func " + Function->name + " defined with an undefined Expr");
+  if (value.type().is_vector())
+    throw CompileError("Func " + Function->name + " defined with a vector value");
+  if (!Function->defined()) {
+    std::set<std::string> seen;
+    for (size_t i = 0; i < Args.size(); ++i) {
+      const auto *v = Args[i].as<Variable>();
+      if (!v || v->param || v->reduction_domain || !seen.insert(v->name).second)
+        throw CompileError("Func " + Function->name + ": the first definition must be pure, with distinct Vars as " +
+                           "arguments, but argument " + std::to_string(i) + " is " + ir::to_string(Args[i]));
+    }
+    definePure(*Function, Args, value);
+  } else {
+    defineUpdate(Function, Args, value);
+  }
+  return *this;
+}
+
+FuncRef &FuncRef::operator=(const FuncRef &other) { return *this = Expr(other); }
+
+namespace {
+// `f(args) op= value`: an undefined f first gets the pure definition f(...) = identity.
+template <typename Op>
+FuncRef &compoundAssign(FuncRef &ref, const std::shared_ptr<FunctionContents> &f, const std::vector<Expr> &args,
+                        Expr value, int64_t identity, Op op) {
+  if (!value.defined())
+    throw CompileError("Func " + f->name + " updated with an undefined Expr");
+  if (!f->defined()) {
+    std::vector<Expr> vars;
+    for (size_t i = 0; i < args.size(); ++i)
+      vars.push_back(Var(f->name + "._" + std::to_string(i)));
+    FuncRef(f, vars) = make_const(value.type(), identity);
+  }
+  Expr current = Expr(ref);
+  return ref = op(current, value);
+}
+} // namespace
+
+FuncRef &FuncRef::operator+=(Expr v) {
+  return compoundAssign(*this, Function, Args, v, 0, [](Expr a, Expr b) { return a + b; });
+}
+FuncRef &FuncRef::operator-=(Expr v) {
+  return compoundAssign(*this, Function, Args, v, 0, [](Expr a, Expr b) { return a - b; });
+}
+FuncRef &FuncRef::operator*=(Expr v) {
+  return compoundAssign(*this, Function, Args, v, 1, [](Expr a, Expr b) { return a * b; });
+}
+FuncRef &FuncRef::operator/=(Expr v) {
+  return compoundAssign(*this, Function, Args, v, 1, [](Expr a, Expr b) { return a / b; });
+}
+
+FuncRef::operator Expr() const {
+  if (!Function->defined())
+    throw CompileError("Func " + Function->name + " is called before it is defined");
+  if (Args.size() != Function->args.size())
+    throw CompileError("Func " + Function->name + " has " + std::to_string(Function->args.size()) +
+                       " dimensions but is called with " + std::to_string(Args.size()) + " arguments");
+  std::vector<Expr> args;
+  for (size_t i = 0; i < Args.size(); ++i)
+    args.push_back(integerArgument(Args[i], Function->name, i));
+  return Call::make(Function->type, Function->name, std::move(args), Call::Halide, Function);
+}
+
+// ---- Stage ----
+
+Stage::Stage(std::shared_ptr<FunctionContents> function, int index) : Function(std::move(function)), Index(index) {
+  if (index < 0 || index >= Function->num_stages())
+    throw CompileError("Func " + Function->name + " has no update definition " + std::to_string(index - 1));
+}
+
+std::string Stage::name() const { return Function->name + ".s" + std::to_string(Index); }
+
+namespace {
+
+size_t findDim(const StageSchedule &s, const std::string &stage, const char *directive, const std::string &var) {
+  for (size_t i = 0; i < s.dims.size(); ++i)
+    if (s.dims[i].var == var)
+      return i;
+  std::vector<std::string> names;
+  for (const Dim &d : s.dims)
+    names.push_back(d.var);
+  throw CompileError(std::string(directive) + " of " + stage + ": " + var + " is not a loop of " + stage +
+                     " (its loops, innermost first: " + joinNames(names) + ")");
+}
+
+void requireFresh(const StageSchedule &s, const std::string &stage, const char *directive, const std::string &var,
+                  const std::string &except) {
+  if (var == except)
+    return;
+  for (const Dim &d : s.dims)
+    if (d.var == var)
+      throw CompileError(std::string(directive) + " of " + stage + ": " + var + " is already a loop of " + stage);
+}
+
+} // namespace
+
+Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
+                    TailStrategy tail) {
+  StageSchedule &s = Function->stage(Index).schedule;
+  size_t i = findDim(s, name(), "split", old.name());
+  requireFresh(s, name(), "split", outer.name(), old.name());
+  requireFresh(s, name(), "split", inner.name(), old.name());
+  if (outer.name() == inner.name())
+    throw CompileError("split of " + name() + ": outer and inner loops are both named " + inner.name());
+  if (!factor.defined() || factor.type().is_float() || factor.type().is_vector())
+    throw CompileError("split of " + name() + "." + old.name() + ": the factor must be an integer");
+  if (auto c = as_const_int(factor); c && *c <= 0)
+    throw CompileError("split of " + name() + "." + old.name() + ": the factor must be positive, not " +
+                       std::to_string(*c));
+  Dim d = s.dims[i];
+  s.splits.push_back({Split::SplitVar, old.name(), outer.name(), inner.name(), cast(Int(32), factor), tail});
+  Dim innerDim{inner.name(), d.for_type, d.is_rvar}, outerDim{outer.name(), ForType::Serial, d.is_rvar};
+  s.dims[i] = innerDim;
+  s.dims.insert(s.dims.begin() + static_cast<std::ptrdiff_t>(i) + 1, outerDim);
+  return *this;
+}
+
+Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
+  StageSchedule &s = Function->stage(Index).schedule;
+  size_t i = findDim(s, name(), "fuse", inner.name());
+  size_t o = findDim(s, name(), "fuse", outer.name());
+  if (o != i + 1)
+    throw CompileError("fuse of " + name() + ": " + outer.name() + " must be the loop directly outside " + inner.name());
+  requireFresh(s, name(), "fuse", fused.name(), inner.name());
+  if (fused.name() == outer.name())
+    throw CompileError("fuse of " + name() + ": the fused loop cannot reuse the outer name " + outer.name());
+  s.splits.push_back({Split::FuseVars, fused.name(), outer.name(), inner.name(), Expr(), TailStrategy::Auto});
+  s.dims[i] = {fused.name(), ForType::Serial, s.dims[i].is_rvar && s.dims[o].is_rvar};
+  s.dims.erase(s.dims.begin() + static_cast<std::ptrdiff_t>(o));
+  return *this;
+}
+
+Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
+  StageSchedule &s = Function->stage(Index).schedule;
+  std::vector<size_t> positions;
+  for (const VarOrRVar &v : vars) {
+    size_t i = findDim(s, name(), "reorder", v.name());
+    if (std::find(positions.begin(), positions.end(), i) != positions.end())
+      throw CompileError("reorder of " + name() + ": " + v.name() + " is named twice");
+    positions.push_back(i);
+  }
+  std::vector<Dim> named;
+  for (size_t i : positions)
+    named.push_back(s.dims[i]);
+  std::sort(positions.begin(), positions.end());
+  for (size_t k = 0; k < positions.size(); ++k)
+    s.dims[positions[k]] = named[k];
+  return *this;
+}
+
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                   const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor, TailStrategy tail) {
+  split(x, xo, xi, xfactor, tail);
+  split(y, yo, yi, yfactor, tail);
+  return reorder({xi, yi, xo, yo});
+}
+
+Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
+                   Expr yfactor, TailStrategy tail) {
+  return tile(x, y, x, y, xi, yi, xfactor, yfactor, tail);
+}
+
+namespace {
+Stage &setForType(Stage &stage, FunctionContents &f, int index, const std::string &stageName, const char *directive,
+                  const VarOrRVar &var, ForType t) {
+  StageSchedule &s = f.stage(index).schedule;
+  s.dims[findDim(s, stageName, directive, var.name())].for_type = t;
+  return stage;
+}
+} // namespace
+
+Stage &Stage::parallel(const VarOrRVar &var) {
+  return setForType(*this, *Function, Index, name(), "parallel", var, ForType::Parallel);
+}
+Stage &Stage::serial(const VarOrRVar &var) {
+  return setForType(*this, *Function, Index, name(), "serial", var, ForType::Serial);
+}
+Stage &Stage::vectorize(const VarOrRVar &var) {
+  return setForType(*this, *Function, Index, name(), "vectorize", var, ForType::Vectorized);
+}
+Stage &Stage::unroll(const VarOrRVar &var) {
+  return setForType(*this, *Function, Index, name(), "unroll", var, ForType::Unrolled);
+}
+Stage &Stage::vectorize(const VarOrRVar &var, int factor, TailStrategy tail) {
+  Var inner(var.name() + "_vi");
+  VarOrRVar innerName = var.is_rvar() ? VarOrRVar(var) : VarOrRVar(inner);
+  if (var.is_rvar())
+    throw CompileError("vectorize of " + name() + ": split RVar " + var.name() + " explicitly before vectorizing it");
+  split(var, var, innerName, factor, tail);
+  return vectorize(innerName);
+}
+Stage &Stage::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
+  if (var.is_rvar())
+    throw CompileError("unroll of " + name() + ": split RVar " + var.name() + " explicitly before unrolling it");
+  Var inner(var.name() + "_ui");
+  split(var, var, inner, factor, tail);
+  return unroll(inner);
+}
+
+// ---- Func ----
+
+Func::Func() : Func(unique_name("f")) {}
+Func::Func(const std::string &name) : Contents(std::make_shared<FunctionContents>()) {
+  if (name.empty() || name.find_first_of(". ") != std::string::npos)
+    throw CompileError("invalid Func name '" + name + "': it must be non-empty, without dots or spaces");
+  Contents->name = name;
+}
+
+const std::string &Func::name() const { return Contents->name; }
+bool Func::defined() const { return Contents->defined(); }
+int Func::dimensions() const { return static_cast<int>(Contents->args.size()); }
+Type Func::type() const {
+  if (!defined())
+    throw CompileError("Func " + name() + " has no type: it is not defined");
+  return Contents->type;
+}
+std::vector<Var> Func::args() const {
+  std::vector<Var> vars;
+  for (const std::string &a : Contents->args)
+    vars.emplace_back(a);
+  return vars;
+}
+int Func::num_update_definitions() const { return static_cast<int>(Contents->updates.size()); }
+
+FuncRef Func::operator()(std::vector<Expr> args) const { return FuncRef(Contents, std::move(args)); }
+
+Stage Func::update(int i) {
+  if (i < 0 || i >= num_update_definitions())
+    throw CompileError("Func " + name() + " has " + std::to_string(num_update_definitions()) +
+                       " update definitions; update(" + std::to_string(i) + ") does not exist");
+  return Stage(Contents, i + 1);
+}
+
+namespace {
+Stage pureStage(const std::shared_ptr<FunctionContents> &f, const char *directive) {
+  if (!f->defined())
+    throw CompileError(std::string(directive) + " of Func " + f->name + ": define the Func before scheduling it");
+  return Stage(f, 0);
+}
+} // namespace
+
+Func &Func::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
+                  TailStrategy tail) {
+  pureStage(Contents, "split").split(old, outer, inner, factor, tail);
+  return *this;
+}
+Func &Func::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
+  pureStage(Contents, "fuse").fuse(inner, outer, fused);
+  return *this;
+}
+Func &Func::reorder(const std::vector<VarOrRVar> &vars) {
+  pureStage(Contents, "reorder").reorder(vars);
+  return *this;
+}
+Func &Func::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                 const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor, TailStrategy tail) {
+  pureStage(Contents, "tile").tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail);
+  return *this;
+}
+Func &Func::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
+                 Expr yfactor, TailStrategy tail) {
+  pureStage(Contents, "tile").tile(x, y, xi, yi, xfactor, yfactor, tail);
+  return *this;
+}
+Func &Func::parallel(const VarOrRVar &var) {
+  pureStage(Contents, "parallel").parallel(var);
+  return *this;
+}
+Func &Func::serial(const VarOrRVar &var) {
+  pureStage(Contents, "serial").serial(var);
+  return *this;
+}
+Func &Func::vectorize(const VarOrRVar &var) {
+  pureStage(Contents, "vectorize").vectorize(var);
+  return *this;
+}
+Func &Func::vectorize(const VarOrRVar &var, int factor, TailStrategy tail) {
+  pureStage(Contents, "vectorize").vectorize(var, factor, tail);
+  return *this;
+}
+Func &Func::unroll(const VarOrRVar &var) {
+  pureStage(Contents, "unroll").unroll(var);
+  return *this;
+}
+Func &Func::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
+  pureStage(Contents, "unroll").unroll(var, factor, tail);
+  return *this;
+}
+
+Func &Func::bound(const Var &var, Expr min, Expr extent) {
+  if (!defined())
+    throw CompileError("bound of Func " + name() + ": define the Func before scheduling it");
+  if (std::find(Contents->args.begin(), Contents->args.end(), var.name()) == Contents->args.end())
+    throw CompileError("bound of Func " + name() + ": " + var.name() + " is not one of its arguments (" +
+                       joinNames(Contents->args) + ")");
+  if (!min.defined() || !extent.defined() || min.type().is_float() || extent.type().is_float())
+    throw CompileError("bound of Func " + name() + "." + var.name() + ": min and extent must be integers");
+  Contents->bounds.push_back({var.name(), cast(Int(32), min), cast(Int(32), extent)});
+  return *this;
+}
+
+Func &Func::compute_root() {
+  Contents->compute_level = {LoopLevel::Root, "", ""};
+  Contents->compute_level_set = true;
+  return *this;
+}
+Func &Func::compute_at(const Func &consumer, const VarOrRVar &var) {
+  if (consumer.contents() == Contents)
+    throw CompileError("Func " + name() + " cannot be computed at its own loop " + var.name());
+  Contents->compute_level = {LoopLevel::At, consumer.name(), var.name()};
+  Contents->compute_level_set = true;
+  return *this;
+}
+Func &Func::compute_inline() {
+  Contents->compute_level = {LoopLevel::Inlined, "", ""};
+  Contents->compute_level_set = true;
+  return *this;
+}
+Func &Func::store_root() {
+  Contents->store_level = {LoopLevel::Root, "", ""};
+  Contents->store_level_set = true;
+  return *this;
+}
+Func &Func::store_at(const Func &consumer, const VarOrRVar &var) {
+  if (consumer.contents() == Contents)
+    throw CompileError("Func " + name() + " cannot be stored at its own loop " + var.name());
+  Contents->store_level = {LoopLevel::At, consumer.name(), var.name()};
+  Contents->store_level_set = true;
+  return *this;
+}
+
+} // namespace ptxjit

@@ -1,0 +1,91 @@
+#ifndef PTXJIT_LANG_FUNCTION_H
+#define PTXJIT_LANG_FUNCTION_H
+
+// What a Func is inside the compiler: its definitions and schedules. Shared by the Func handles
+// that name it; Calls to it hold it too, so a pipeline keeps every stage it uses alive.
+
+#include "ir/IR.h"
+#include "ptxjit/Func.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxjit {
+
+struct ReductionVariable {
+  std::string var;
+  Expr min, extent;
+};
+
+struct ReductionDomainContents {
+  std::string name;
+  std::vector<ReductionVariable> domain;
+};
+
+struct Split {
+  enum Kind { SplitVar, FuseVars };
+  Kind kind = SplitVar;
+  std::string old_var, outer, inner; // for FuseVars: inner and outer are fused into old_var
+  Expr factor;
+  TailStrategy tail = TailStrategy::Auto;
+};
+
+struct Dim {
+  std::string var;
+  ir::ForType for_type = ir::ForType::Serial;
+  bool is_rvar = false;
+};
+
+struct StageSchedule {
+  std::vector<Split> splits;
+  /// Loop dimensions, innermost first.
+  std::vector<Dim> dims;
+};
+
+struct Definition {
+  std::vector<Expr> args;
+  Expr value;
+  std::shared_ptr<ReductionDomainContents> rdom;
+  StageSchedule schedule;
+};
+
+struct LoopLevel {
+  enum Kind { Inlined, Root, At };
+  Kind kind = Inlined;
+  std::string func, var; // for At
+
+  bool operator==(const LoopLevel &o) const { return kind == o.kind && func == o.func && var == o.var; }
+};
+
+struct FunctionBound {
+  std::string var;
+  Expr min, extent;
+};
+
+struct FunctionContents {
+  std::string name;
+  std::vector<std::string> args;
+  Type type;
+  Definition init;
+  std::vector<Definition> updates;
+  LoopLevel compute_level, store_level;
+  bool compute_level_set = false, store_level_set = false;
+  std::vector<FunctionBound> bounds;
+
+  bool defined() const { return init.value.defined(); }
+  /// Stage 0 is the pure definition; stage i > 0 is update i - 1.
+  Definition &stage(int i) { return i == 0 ? init : updates.at(i - 1); }
+  const Definition &stage(int i) const { return i == 0 ? init : updates.at(i - 1); }
+  int num_stages() const { return 1 + static_cast<int>(updates.size()); }
+  /// The effective compute level: the schedule's, or the default (see Func.h).
+  LoopLevel computed_at() const;
+  LoopLevel stored_at() const;
+};
+
+/// The Funcs called by `e`, other than through self-references.
+std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e);
+
+} // namespace ptxjit
+
+#endif

@@ -1,0 +1,97 @@
+#include "lang/Parameter.h"
+
+#include "ir/IR.h"
+#include "ir/IRPrinter.h"
+#include "lang/UniqueName.h"
+#include "ptxjit/IROperator.h"
+#include "ptxjit/Param.h"
+
+#include <cstring>
+
+namespace ptxjit {
+
+std::string buffer_field_name(const std::string &buffer, const char *field, int dim) {
+  return buffer + "." + field + "." + std::to_string(dim);
+}
+
+namespace detail {
+
+std::shared_ptr<ParameterContents> make_scalar_parameter(Type type, const std::string &name) {
+  auto p = std::make_shared<ParameterContents>();
+  p->name = name.empty() ? unique_name("p") : name;
+  p->type = type;
+  return p;
+}
+
+void set_scalar_parameter(ParameterContents &p, const void *value, size_t bytes) {
+  p.scalar_bits = 0;
+  std::memcpy(&p.scalar_bits, value, bytes);
+}
+
+void get_scalar_parameter(const ParameterContents &p, void *value, size_t bytes) {
+  std::memcpy(value, &p.scalar_bits, bytes);
+}
+
+Expr parameter_expr(const std::shared_ptr<ParameterContents> &p) { return ir::Variable::make(p->type, p->name, p); }
+
+const std::string &parameter_name(const ParameterContents &p) { return p.name; }
+
+} // namespace detail
+
+ImageParam::ImageParam(Type type, int dimensions, const std::string &name) {
+  if (dimensions < 0 || dimensions > 8)
+    throw CompileError("ImageParam " + name + ": " + std::to_string(dimensions) + " dimensions (0 to 8 allowed)");
+  if (type.is_vector())
+    throw CompileError("ImageParam " + name + ": element type must be scalar, not " + to_string(type));
+  Contents = std::make_shared<ParameterContents>();
+  Contents->name = name.empty() ? unique_name("in") : name;
+  Contents->type = type;
+  Contents->is_buffer = true;
+  Contents->dimensions = dimensions;
+}
+
+void ImageParam::set(const RawBuffer &buffer) {
+  ptxjit_type_t t = buffer.type();
+  Type bufferType(static_cast<Type::Code>(t.code), t.bits);
+  if (bufferType != Contents->type)
+    throw CompileError("ImageParam " + name() + " has type " + to_string(Contents->type) +
+                       " but the buffer given has type " + to_string(bufferType));
+  if (buffer.dimensions() != Contents->dimensions)
+    throw CompileError("ImageParam " + name() + " has " + std::to_string(Contents->dimensions) +
+                       " dimensions but the buffer given has " + std::to_string(buffer.dimensions()));
+  Contents->buffer = buffer;
+}
+
+const RawBuffer &ImageParam::get() const { return Contents->buffer; }
+const std::string &ImageParam::name() const { return Contents->name; }
+int ImageParam::dimensions() const { return Contents->dimensions; }
+Type ImageParam::type() const { return Contents->type; }
+
+Expr ImageParam::min(int d) const {
+  if (d < 0 || d >= dimensions())
+    throw CompileError("ImageParam " + name() + " has no dimension " + std::to_string(d));
+  return ir::Variable::make(Int(32), buffer_field_name(name(), "min", d));
+}
+
+Expr ImageParam::extent(int d) const {
+  if (d < 0 || d >= dimensions())
+    throw CompileError("ImageParam " + name() + " has no dimension " + std::to_string(d));
+  return ir::Variable::make(Int(32), buffer_field_name(name(), "extent", d));
+}
+
+Expr ImageParam::operator()(std::vector<Expr> args) const {
+  if (!Contents)
+    throw CompileError("call to an uninitialized ImageParam");
+  if (static_cast<int>(args.size()) != dimensions())
+    throw CompileError("ImageParam " + name() + " has " + std::to_string(dimensions()) +
+                       " dimensions but is called with " + std::to_string(args.size()) + " arguments");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].defined() || args[i].type().is_float() || args[i].type().is_vector())
+      throw CompileError("argument " + std::to_string(i) + " of the call to ImageParam " + name() +
+                         " must be an integer" + (args[i].defined() ? ", not " + to_string(args[i].type()) : ""));
+    args[i] = cast(Int(32), args[i]);
+  }
+  return ir::Call::make(Contents->type, name(), std::move(args), ir::Call::Image, nullptr, Contents);
+}
+
+} // namespace ptxjit

@@ -1,0 +1,30 @@
+#ifndef PTXJIT_LANG_PARAMETER_H
+#define PTXJIT_LANG_PARAMETER_H
+
+// What a Param or ImageParam is inside the compiler: its name, type and the value or buffer
+// bound for the next realize. Values are read at realize; only name and type affect the code.
+
+#include "ptxjit/Buffer.h"
+#include "ptxjit/Type.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ptxjit {
+
+struct ParameterContents {
+  std::string name;
+  Type type;
+  bool is_buffer = false;
+  int dimensions = 0;
+  /// Scalar value bits (little end first), for Params.
+  uint64_t scalar_bits = 0;
+  RawBuffer buffer;
+};
+
+/// The name of a buffer field variable, e.g. "in.min.0".
+std::string buffer_field_name(const std::string &buffer, const char *field, int dim);
+
+} // namespace ptxjit
+
+#endif

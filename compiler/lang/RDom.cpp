@@ -1,0 +1,63 @@
+#include "ptxjit/RDom.h"
+
+#include "ir/IRPrinter.h"
+#include "lang/Function.h"
+#include "lang/UniqueName.h"
+#include "ptxjit/IROperator.h"
+
+namespace ptxjit {
+namespace {
+
+Expr integerBound(Expr e, const std::string &what) {
+  if (!e.defined())
+    throw CompileError("RDom " + what + " is undefined");
+  if (e.type().is_float() || e.type().is_vector())
+    throw CompileError("RDom " + what + " must be an integer, not " + to_string(e.type()) + ": " + ir::to_string(e));
+  return cast(Int(32), e);
+}
+
+} // namespace
+
+RVar::RVar(std::shared_ptr<ReductionDomainContents> domain, int index) : Domain(std::move(domain)), Index(index) {}
+const std::string &RVar::name() const { return Domain->domain.at(Index).var; }
+Expr RVar::min() const { return Domain->domain.at(Index).min; }
+Expr RVar::extent() const { return Domain->domain.at(Index).extent; }
+RVar::operator Expr() const {
+  if (!Domain)
+    throw CompileError("use of an RVar of an empty RDom");
+  return ir::Variable::make(Int(32), name(), nullptr, Domain);
+}
+
+RDom::RDom(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &name) {
+  if (ranges.empty())
+    throw CompileError("an RDom needs at least one (min, extent) range");
+  Contents = std::make_shared<ReductionDomainContents>();
+  Contents->name = name.empty() ? unique_name("r") : name;
+  static const char *suffixes[] = {"x", "y", "z", "w"};
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    std::string var = Contents->name + "." + (i < 4 ? suffixes[i] : std::to_string(i));
+    Contents->domain.push_back({var, integerBound(ranges[i].first, "min of " + var),
+                                integerBound(ranges[i].second, "extent of " + var)});
+  }
+  RVar *named[] = {&x, &y, &z, &w};
+  for (size_t i = 0; i < ranges.size() && i < 4; ++i)
+    *named[i] = RVar(Contents, static_cast<int>(i));
+}
+
+RDom::RDom(Expr min, Expr extent, const std::string &name) : RDom({{min, extent}}, name) {}
+RDom::RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, const std::string &name)
+    : RDom({{min0, extent0}, {min1, extent1}}, name) {}
+RDom::RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, Expr min2, Expr extent2, const std::string &name)
+    : RDom({{min0, extent0}, {min1, extent1}, {min2, extent2}}, name) {}
+
+int RDom::dimensions() const { return Contents ? static_cast<int>(Contents->domain.size()) : 0; }
+RVar RDom::operator[](int i) const {
+  if (i < 0 || i >= dimensions())
+    throw CompileError("RDom index " + std::to_string(i) + " out of range (dimensions: " +
+                       std::to_string(dimensions()) + ")");
+  return RVar(Contents, i);
+}
+RDom::operator Expr() const { return Expr((*this)[0]); }
+RDom::operator RVar() const { return (*this)[0]; }
+
+} // namespace ptxjit

@@ -1,0 +1,179 @@
+#ifndef PTXJIT_BUFFER_H
+#define PTXJIT_BUFFER_H
+
+// Host buffers: a shared, 64-byte aligned allocation viewed through per-dimension min, extent and
+// stride. Copies share the allocation; crop() makes a view of part of it.
+
+#include "ptxjit/BufferABI.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ptxjit {
+
+/// An untyped buffer; Buffer<T> adds typed element access.
+class RawBuffer {
+public:
+  RawBuffer() = default;
+
+  /// A dense buffer of `sizes`, dimension 0 innermost, every min 0.
+  RawBuffer(ptxjit_type_t type, const std::vector<int> &sizes) : ElementType(type) {
+    int64_t stride = 1;
+    for (int size : sizes) {
+      if (size < 0)
+        throw std::invalid_argument("Buffer: negative size " + std::to_string(size));
+      if (stride > INT32_MAX)
+        throw std::invalid_argument("Buffer: strides exceed 32 bits");
+      Dims.push_back({0, size, static_cast<int32_t>(stride), 0});
+      stride *= size;
+    }
+    size_t bytes = static_cast<size_t>(stride) * elementSize();
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *memory = std::aligned_alloc(64, rounded ? rounded : 64);
+    if (!memory)
+      throw std::bad_alloc();
+    Storage = std::shared_ptr<uint8_t>(static_cast<uint8_t *>(memory), [](uint8_t *p) { std::free(p); });
+    Host = Storage.get();
+  }
+
+  bool defined() const { return Host != nullptr || !Dims.empty(); }
+  int dimensions() const { return static_cast<int>(Dims.size()); }
+  const ptxjit_dimension_t &dim(int i) const { return Dims.at(i); }
+  int min(int i) const { return dim(i).min; }
+  int extent(int i) const { return dim(i).extent; }
+  int stride(int i) const { return dim(i).stride; }
+  int width() const { return dimensions() > 0 ? extent(0) : 1; }
+  int height() const { return dimensions() > 1 ? extent(1) : 1; }
+  int channels() const { return dimensions() > 2 ? extent(2) : 1; }
+  ptxjit_type_t type() const { return ElementType; }
+  int element_size() const { return elementSize(); }
+  size_t number_of_elements() const {
+    size_t n = 1;
+    for (const auto &d : Dims)
+      n *= static_cast<size_t>(d.extent);
+    return n;
+  }
+  uint8_t *host_bytes() const { return Host; }
+
+  /// Moves the coordinate origin: element (m0, m1, ...) becomes the first one.
+  void set_min(const std::vector<int> &mins) {
+    if (mins.size() > Dims.size())
+      throw std::invalid_argument("Buffer::set_min: more mins than dimensions");
+    for (size_t i = 0; i < mins.size(); ++i)
+      Dims[i].min = mins[i];
+  }
+
+  /// A view of [min, min + extent) in dimension `d` sharing this allocation.
+  RawBuffer cropped(int d, int min, int extent) const {
+    const ptxjit_dimension_t &old = dim(d);
+    if (extent < 0 || min < old.min || min + extent > old.min + old.extent)
+      throw std::out_of_range("Buffer::crop: [" + std::to_string(min) + ", " + std::to_string(min + extent) +
+                              ") of dimension " + std::to_string(d) + " is outside [" + std::to_string(old.min) +
+                              ", " + std::to_string(old.min + old.extent) + ")");
+    RawBuffer view = *this;
+    view.Host = Host + static_cast<ptrdiff_t>(min - old.min) * old.stride * elementSize();
+    view.Dims[d].min = min;
+    view.Dims[d].extent = extent;
+    return view;
+  }
+
+  /// The descriptor generated code reads. It points into this object: keep the object alive
+  /// and unchanged while the descriptor is in use.
+  ptxjit_buffer_t *raw_buffer() {
+    Raw.device = 0;
+    Raw.host = Host;
+    Raw.flags = 0;
+    Raw.type = ElementType;
+    Raw.dimensions = dimensions();
+    Raw.dim = Dims.data();
+    return &Raw;
+  }
+
+protected:
+  int elementSize() const { return (ElementType.bits + 7) / 8 * ElementType.lanes; }
+  uint8_t *addressOf(const int *coords, int n) const {
+    ptrdiff_t offset = 0;
+    for (int i = 0; i < n; ++i) {
+      const ptxjit_dimension_t &d = Dims[i];
+      offset += static_cast<ptrdiff_t>(coords[i] - d.min) * d.stride;
+    }
+    return Host + offset * elementSize();
+  }
+
+  ptxjit_type_t ElementType{ptxjit_type_uint, 8, 1};
+  std::vector<ptxjit_dimension_t> Dims;
+  std::shared_ptr<uint8_t> Storage;
+  uint8_t *Host = nullptr;
+  ptxjit_buffer_t Raw{};
+};
+
+template <typename T> constexpr ptxjit_type_t buffer_type_of() {
+  static_assert(std::is_arithmetic_v<T>, "Buffer elements are integers, floats or bool");
+  if constexpr (std::is_same_v<T, bool>)
+    return {ptxjit_type_uint, 1, 1};
+  else if constexpr (std::is_floating_point_v<T>)
+    return {ptxjit_type_float, static_cast<uint8_t>(8 * sizeof(T)), 1};
+  else if constexpr (std::is_signed_v<T>)
+    return {ptxjit_type_int, static_cast<uint8_t>(8 * sizeof(T)), 1};
+  else
+    return {ptxjit_type_uint, static_cast<uint8_t>(8 * sizeof(T)), 1};
+}
+
+template <typename T> class Buffer : public RawBuffer {
+public:
+  Buffer() : RawBuffer() { ElementType = buffer_type_of<T>(); }
+  explicit Buffer(const std::vector<int> &sizes) : RawBuffer(buffer_type_of<T>(), sizes) {}
+  template <typename... Ints, typename = std::enable_if_t<(std::is_integral_v<Ints> && ...)>>
+  explicit Buffer(Ints... sizes) : Buffer(std::vector<int>{static_cast<int>(sizes)...}) {}
+  /// Views an untyped buffer; throws when the element types differ.
+  explicit Buffer(const RawBuffer &raw) : RawBuffer(raw) {
+    ptxjit_type_t t = buffer_type_of<T>();
+    if (raw.type().code != t.code || raw.type().bits != t.bits)
+      throw std::invalid_argument("Buffer: element type of the untyped buffer differs");
+  }
+
+  template <typename... Ints> T &operator()(Ints... coords) const {
+    const int c[] = {static_cast<int>(coords)...};
+    return *reinterpret_cast<T *>(addressOf(c, sizeof...(Ints)));
+  }
+  T &at(const std::vector<int> &coords) const {
+    return *reinterpret_cast<T *>(addressOf(coords.data(), static_cast<int>(coords.size())));
+  }
+  T *data() const { return reinterpret_cast<T *>(Host); }
+  Buffer<T> cropped(int d, int min, int extent) const { return Buffer<T>(RawBuffer::cropped(d, min, extent)); }
+
+  /// Calls f(coords) for every element, dimension 0 fastest.
+  template <typename F> void for_each_element(F f) const {
+    std::vector<int> c(Dims.size());
+    for (size_t i = 0; i < Dims.size(); ++i)
+      c[i] = Dims[i].min;
+    if (number_of_elements() == 0)
+      return;
+    while (true) {
+      f(static_cast<const std::vector<int> &>(c));
+      size_t d = 0;
+      while (d < Dims.size() && ++c[d] == Dims[d].min + Dims[d].extent) {
+        c[d] = Dims[d].min;
+        ++d;
+      }
+      if (d == Dims.size())
+        return;
+    }
+  }
+  void fill(T value) const {
+    for_each_element([&](const std::vector<int> &c) { at(c) = value; });
+  }
+};
+
+} // namespace ptxjit
+
+#endif
