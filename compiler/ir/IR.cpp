@@ -217,11 +217,14 @@ Stmt LetStmt::make(const std::string &name, Expr value, Stmt body) {
   return Stmt(s);
 }
 
-Stmt AssertStmt::make(Expr condition, const std::string &message) {
+Stmt AssertStmt::make(Expr condition, const std::string &message, std::vector<Expr> message_args) {
   checkDefined(condition, "AssertStmt", "condition");
+  for (const Expr &arg : message_args)
+    checkDefined(arg, "AssertStmt", "message argument");
   auto *s = new AssertStmt;
   s->condition = std::move(condition);
   s->message = message;
+  s->message_args = std::move(message_args);
   return Stmt(s);
 }
 

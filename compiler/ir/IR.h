@@ -19,6 +19,8 @@ struct ReductionDomainContents;
 
 namespace ptxjit::ir {
 
+using ptxjit::Expr;
+
 class Stmt : public IRHandle<BaseStmtNode> {
 public:
   Stmt() = default;
@@ -174,11 +176,13 @@ struct LetStmt : StmtNode<LetStmt, IRNodeType::LetStmt> {
   static Stmt make(const std::string &name, Expr value, Stmt body);
 };
 
-/// Fails the pipeline with `message` when `condition` is false.
+/// Fails the pipeline when `condition` is false, with `message` in which each '%' is replaced
+/// by the value of the next of `message_args` (integers).
 struct AssertStmt : StmtNode<AssertStmt, IRNodeType::AssertStmt> {
   Expr condition;
   std::string message;
-  static Stmt make(Expr condition, const std::string &message);
+  std::vector<Expr> message_args;
+  static Stmt make(Expr condition, const std::string &message, std::vector<Expr> message_args = {});
 };
 
 struct ProducerConsumer : StmtNode<ProducerConsumer, IRNodeType::ProducerConsumer> {

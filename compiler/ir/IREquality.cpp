@@ -98,6 +98,9 @@ private:
   void visit(const AssertStmt *op) override {
     add(op->condition);
     addName(op->message);
+    addRaw(static_cast<uint32_t>(op->message_args.size()));
+    for (const Expr &arg : op->message_args)
+      add(arg);
   }
   void visit(const ProducerConsumer *op) override {
     addName(op->name);

@@ -126,7 +126,13 @@ Stmt IRMutator::visit(const LetStmt *op) {
 
 Stmt IRMutator::visit(const AssertStmt *op) {
   Expr condition = mutate(op->condition);
-  return condition.same_as(op->condition) ? Stmt(op) : AssertStmt::make(condition, op->message);
+  bool changed = !condition.same_as(op->condition);
+  std::vector<Expr> args;
+  for (const Expr &arg : op->message_args) {
+    args.push_back(mutate(arg));
+    changed = changed || !args.back().same_as(arg);
+  }
+  return changed ? AssertStmt::make(condition, op->message, std::move(args)) : Stmt(op);
 }
 
 Stmt IRMutator::visit(const ProducerConsumer *op) {

@@ -54,7 +54,11 @@ void IRVisitor::visit(const LetStmt *op) {
   op->value.accept(this);
   op->body.accept(this);
 }
-void IRVisitor::visit(const AssertStmt *op) { op->condition.accept(this); }
+void IRVisitor::visit(const AssertStmt *op) {
+  op->condition.accept(this);
+  for (const Expr &arg : op->message_args)
+    arg.accept(this);
+}
 void IRVisitor::visit(const ProducerConsumer *op) { op->body.accept(this); }
 void IRVisitor::visit(const For *op) {
   op->min.accept(this);

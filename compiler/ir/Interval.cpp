@@ -4,6 +4,8 @@
 #include "IRVisitor.h"
 #include "Simplify.h"
 
+#include <optional>
+
 namespace ptxjit::ir {
 namespace {
 

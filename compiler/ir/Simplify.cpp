@@ -6,6 +6,7 @@
 #include "Substitute.h"
 
 #include <cmath>
+#include <optional>
 #include <map>
 
 namespace ptxjit::ir {
@@ -392,10 +393,10 @@ private:
   Stmt visit(const LetStmt *op) override { return let(op, op->body, LetStmt::make); }
 
   Stmt visit(const AssertStmt *op) override {
-    Expr condition = mutate(op->condition);
-    if (is_const_one(condition))
+    Stmt s = IRMutator::visit(op);
+    if (const auto *a = s.as<AssertStmt>(); a && is_const_one(a->condition))
       return Evaluate::make(make_zero(Int(32)));
-    return condition.same_as(op->condition) ? Stmt(op) : AssertStmt::make(condition, op->message);
+    return s;
   }
 
   Stmt visit(const For *op) override {

@@ -19,9 +19,9 @@ class Func;
 
 /// What a split does when the factor does not divide the extent.
 enum class TailStrategy {
-  Auto,        ///< RoundUp for the innermost split of a pure definition, else GuardWithIf
-  GuardWithIf, ///< the last iteration skips the points past the end
-  RoundUp,     ///< the Func is computed past the end (intermediates only: storage grows)
+  Auto,        ///< GuardWithIf
+  GuardWithIf, ///< the last iteration skips the points past the end; vectorized and unrolled
+               ///< loops take a fast path for every full iteration
 };
 
 /// A Var or an RVar, as schedules name loops.

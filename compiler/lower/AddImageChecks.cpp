@@ -1,0 +1,83 @@
+#include "AddImageChecks.h"
+
+#include "BoxesTouched.h"
+#include "ir/Constants.h"
+#include "ptxjit/IROperator.h"
+#include "ir/IRVisitor.h"
+#include "lang/Parameter.h"
+
+#include <algorithm>
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+namespace {
+
+Expr var(const std::string &name) { return Variable::make(Int(32), name); }
+
+class ImageFinder : public IRVisitor {
+public:
+  std::vector<std::shared_ptr<ParameterContents>> Images;
+
+private:
+  using IRVisitor::visit;
+  void visit(const Call *op) override {
+    IRVisitor::visit(op);
+    if (op->call_type == Call::Image && op->param &&
+        std::find(Images.begin(), Images.end(), op->param) == Images.end())
+      Images.push_back(op->param);
+  }
+};
+
+// The checks go inside the leading lets, which define the output's region they refer to.
+Stmt insertInsideLets(const Stmt &s, const Stmt &checks) {
+  if (const auto *let = s.as<LetStmt>())
+    return LetStmt::make(let->name, let->value, insertInsideLets(let->body, checks));
+  return Block::make(checks, s);
+}
+
+} // namespace
+
+std::vector<std::shared_ptr<ParameterContents>> find_images(const Stmt &s) {
+  ImageFinder finder;
+  s.accept(&finder);
+  return finder.Images;
+}
+
+Stmt add_image_checks(const Stmt &s, const std::string &output, int outputDimensions,
+                      const std::vector<std::shared_ptr<ParameterContents>> &images) {
+  std::vector<Stmt> checks;
+  auto denseCheck = [&](const std::string &name, const char *kind) {
+    checks.push_back(AssertStmt::make(EQ::make(var(buffer_field_name(name, "stride", 0)), make_one(Int(32))),
+                                      std::string(kind) + " buffer " + name +
+                                          " must be dense in dimension 0, but its stride there is %",
+                                      {var(buffer_field_name(name, "stride", 0))}));
+  };
+  if (outputDimensions > 0)
+    denseCheck(output, "output");
+  const Stmt *body = &s;
+  while (const auto *let = body->as<LetStmt>())
+    body = &let->body;
+  for (const auto &image : images) {
+    if (image->dimensions > 0)
+      denseCheck(image->name, "input");
+    Box box = box_touched(*body, {image->name, true, false});
+    for (size_t i = 0; i < box.size(); ++i) {
+      if (!box[i].is_bounded())
+        throw CompileError("cannot infer the region of input " + image->name + " read in dimension " +
+                           std::to_string(i) + ": the coordinates are unbounded; clamp them or use a "
+                           "BoundaryConditions function");
+      Expr min = var(buffer_field_name(image->name, "min", static_cast<int>(i)));
+      Expr extent = var(buffer_field_name(image->name, "extent", static_cast<int>(i)));
+      Expr max = Sub::make(Add::make(min, extent), make_one(Int(32)));
+      checks.push_back(AssertStmt::make(LE::make(min, box[i].min) && LE::make(box[i].max, max),
+                                        "input buffer " + image->name + " is read at [%, %] in dimension " +
+                                            std::to_string(i) + ", but it covers only [%, %]",
+                                        {box[i].min, box[i].max, min, max}));
+    }
+  }
+  return insertInsideLets(s, Block::make(checks));
+}
+
+} // namespace ptxjit::lower

@@ -1,0 +1,28 @@
+#ifndef PTXJIT_LOWER_ADDIMAGECHECKS_H
+#define PTXJIT_LOWER_ADDIMAGECHECKS_H
+
+// Run-time checks of the input and output buffers: dimension 0 is dense, and every input
+// covers the region the pipeline reads from it (an error names the buffer, the dimension, the
+// region needed and the region given).
+
+#include "ir/IR.h"
+
+#include <memory>
+#include <vector>
+
+namespace ptxjit {
+struct ParameterContents;
+}
+
+namespace ptxjit::lower {
+
+/// `s` is the statement before storage flattening (it still has the Calls to images).
+ir::Stmt add_image_checks(const ir::Stmt &s, const std::string &output, int outputDimensions,
+                          const std::vector<std::shared_ptr<ParameterContents>> &images);
+
+/// The images a statement calls, in first-use order.
+std::vector<std::shared_ptr<ParameterContents>> find_images(const ir::Stmt &s);
+
+} // namespace ptxjit::lower
+
+#endif

@@ -1,0 +1,91 @@
+#include "Lower.h"
+
+#include "AddImageChecks.h"
+#include "RealizationOrder.h"
+#include "ScheduleFunctions.h"
+#include "StorageFlattening.h"
+#include "UnrollLoops.h"
+#include "VectorizeLoops.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "lang/Parameter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+int debug_level() {
+  const char *value = std::getenv("PTXJIT_DEBUG");
+  return value ? std::atoi(value) : 0;
+}
+
+namespace {
+
+class ScalarParamFinder : public IRVisitor {
+public:
+  std::vector<std::shared_ptr<ParameterContents>> Params;
+
+private:
+  using IRVisitor::visit;
+  void visit(const Variable *op) override {
+    if (op->param && !op->param->is_buffer &&
+        std::find(Params.begin(), Params.end(), op->param) == Params.end())
+      Params.push_back(op->param);
+  }
+};
+
+template <typename Pass> Stmt runPass(const char *name, int debug, Pass pass) {
+  auto start = std::chrono::steady_clock::now();
+  Stmt s = pass();
+  if (debug >= 2) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "ptxjit: lowering pass %s (%.3f ms):\n%s\n", name, ms, to_string(s).c_str());
+  }
+  return s;
+}
+
+} // namespace
+
+LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Target &target) {
+  const int debug = debug_level();
+  Environment env = find_environment(output);
+  std::vector<std::string> order = realization_order(output, env);
+
+  Stmt s = runPass("schedule functions and bounds inference", debug,
+                   [&] { return schedule_functions(output, env, order); });
+  std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
+  for (const auto &image : images)
+    if (image->name == output->name)
+      throw CompileError("the input " + image->name + " and the output Func have the same name");
+  const bool checks = !target.has_feature(Target::Feature::NoAsserts);
+  s = runPass("add image checks", debug, [&] {
+    return checks ? add_image_checks(s, output->name, static_cast<int>(output->args.size()), images) : s;
+  });
+  s = runPass("simplify", debug, [&] { return simplify(s); });
+  s = runPass("storage flattening", debug, [&] { return storage_flattening(s); });
+  s = runPass("simplify", debug, [&] { return simplify(s); });
+  s = runPass("unroll loops", debug, [&] { return unroll_loops(s); });
+  s = runPass("vectorize loops", debug, [&] { return vectorize_loops(s); });
+  s = runPass("simplify", debug, [&] { return simplify(s); });
+
+  LoweredPipeline result;
+  result.name = output->name;
+  result.body = s;
+  result.arguments.push_back(
+      {LoweredArgument::OutputBuffer, output->name, output->type, static_cast<int>(output->args.size()), nullptr});
+  for (const auto &image : images)
+    result.arguments.push_back({LoweredArgument::InputBuffer, image->name, image->type, image->dimensions, image});
+  ScalarParamFinder params;
+  s.accept(&params);
+  for (const auto &p : params.Params)
+    result.arguments.push_back({LoweredArgument::Scalar, p->name, p->type, 0, p});
+  return result;
+}
+
+} // namespace ptxjit::lower

@@ -1,0 +1,40 @@
+#ifndef PTXJIT_LOWER_LOWER_H
+#define PTXJIT_LOWER_LOWER_H
+
+// The lowering driver: runs every pass in order, from Funcs and schedules to one loop nest over
+// flat memory. PTXJIT_DEBUG=2 prints the statement after each pass with its time.
+
+#include "ir/IR.h"
+#include "lang/Function.h"
+#include "ptxjit/Target.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ptxjit::lower {
+
+struct LoweredArgument {
+  enum Kind { OutputBuffer, InputBuffer, Scalar };
+  Kind kind;
+  std::string name;
+  Type type;
+  int dimensions = 0;
+  std::shared_ptr<ParameterContents> param; ///< null for the output
+};
+
+struct LoweredPipeline {
+  std::string name;
+  ir::Stmt body;
+  /// The output buffer first, then input buffers, then scalar Params, each in first-use order.
+  std::vector<LoweredArgument> arguments;
+};
+
+LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Target &target);
+
+/// The PTXJIT_DEBUG level (0 when unset).
+int debug_level();
+
+} // namespace ptxjit::lower
+
+#endif

@@ -1,0 +1,269 @@
+#include "ScheduleFunctions.h"
+
+#include "BoundsInference.h"
+#include "InlineFunctions.h"
+#include "ir/Constants.h"
+#include "ptxjit/IROperator.h"
+#include "ir/IRMutator.h"
+#include "ir/Substitute.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+namespace {
+
+Expr var(const std::string &name) { return Variable::make(Int(32), name); }
+
+std::string stagePrefix(const FunctionContents &f, int stage) {
+  return f.name + ".s" + std::to_string(stage) + ".";
+}
+
+// Finds whether a statement or expression calls a Func.
+class CallFinder : public IRVisitor {
+public:
+  explicit CallFinder(const std::string &name) : Name(name) {}
+  bool Found = false;
+
+private:
+  const std::string &Name;
+  using IRVisitor::visit;
+  void visit(const Call *op) override {
+    Found = Found || (op->call_type == Call::Halide && op->name == Name);
+    IRVisitor::visit(op);
+  }
+};
+
+bool calls(const Stmt &s, const std::string &name) {
+  CallFinder finder(name);
+  s.accept(&finder);
+  return finder.Found;
+}
+
+bool isStageLoopOf(const std::string &loop, const LoopLevel &level) {
+  // Loop names are <func>.s<k>.<var>
+  const std::string prefix = level.func + ".s";
+  if (loop.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  size_t dot = loop.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size())
+    return false;
+  for (size_t i = prefix.size(); i < dot; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(loop[i])))
+      return false;
+  return loop.compare(dot + 1, std::string::npos, level.var) == 0;
+}
+
+// Rewrites the body of the first loop at `level` that calls `func` (or the whole statement
+// at root) with `inject`.
+class InjectAtLevel : public IRMutator {
+public:
+  InjectAtLevel(const LoopLevel &level, const std::string &func, std::function<Stmt(const Stmt &)> inject)
+      : Level(level), Func(func), Inject(std::move(inject)) {}
+  bool Injected = false;
+  bool LoopExists = false;
+
+private:
+  const LoopLevel &Level;
+  const std::string &Func;
+  std::function<Stmt(const Stmt &)> Inject;
+  using IRMutator::visit;
+
+  Stmt visit(const For *op) override {
+    if (Injected)
+      return Stmt(op);
+    if (isStageLoopOf(op->name, Level)) {
+      LoopExists = true;
+      if (calls(op->body, Func) || containsProducer(op->body)) {
+        Injected = true;
+        return For::make(op->name, op->min, op->extent, op->for_type, Inject(op->body));
+      }
+    }
+    return IRMutator::visit(op);
+  }
+
+  bool containsProducer(const Stmt &s) const {
+    struct Finder : IRVisitor {
+      const std::string &Name;
+      bool Found = false;
+      explicit Finder(const std::string &n) : Name(n) {}
+      using IRVisitor::visit;
+      void visit(const ProducerConsumer *op) override {
+        Found = Found || (op->is_producer && op->name == Name);
+        IRVisitor::visit(op);
+      }
+    } finder(Func);
+    s.accept(&finder);
+    return finder.Found;
+  }
+};
+
+std::string describe(const LoopLevel &level) {
+  return level.kind == LoopLevel::Root ? "root" : level.func + "." + level.var;
+}
+
+Stmt injectAt(const Stmt &s, const LoopLevel &level, const std::string &func, const char *what,
+              const std::function<Stmt(const Stmt &)> &inject) {
+  if (level.kind == LoopLevel::Root)
+    return inject(s);
+  InjectAtLevel injector(level, func, inject);
+  Stmt result = injector.mutate(s);
+  if (!injector.Injected) {
+    if (!injector.LoopExists)
+      throw CompileError("Func " + func + " is " + what + " at " + describe(level) + ", but " + level.func +
+                         " has no loop " + level.var + " in this pipeline");
+    throw CompileError("Func " + func + " is " + what + " at " + describe(level) + ", but that loop is not an "
+                       "ancestor of the uses of " + func + " (" + level.func + " does not call " + func +
+                       " inside it)");
+  }
+  return result;
+}
+
+// Checks that every use of `func` lies inside its realization.
+class UsesOutsideRealization : public IRVisitor {
+public:
+  explicit UsesOutsideRealization(const std::string &name) : Name(name) {}
+  bool Found = false;
+
+private:
+  const std::string &Name;
+  int Depth = 0;
+  using IRVisitor::visit;
+  void visit(const Realize *op) override {
+    Depth += op->name == Name;
+    IRVisitor::visit(op);
+    Depth -= op->name == Name;
+  }
+  void visit(const Call *op) override {
+    Found = Found || (op->call_type == Call::Halide && op->name == Name && Depth == 0);
+    IRVisitor::visit(op);
+  }
+  void visit(const Provide *op) override {
+    Found = Found || (op->name == Name && Depth == 0);
+    IRVisitor::visit(op);
+  }
+};
+
+} // namespace
+
+Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
+  const Definition &d = f.stage(stageIndex);
+  const std::string prefix = stagePrefix(f, stageIndex);
+
+  // Pure Vars and RVars become this stage's loop variables.
+  std::map<std::string, Expr> renames;
+  for (const std::string &a : f.args)
+    renames[a] = var(prefix + a);
+  if (d.rdom)
+    for (const ReductionVariable &rv : d.rdom->domain)
+      renames[rv.var] = var(prefix + rv.var);
+  std::vector<Expr> args;
+  for (const Expr &a : d.args)
+    args.push_back(substitute(renames, a));
+  Stmt body = Provide::make(f.name, substitute(renames, d.value), args);
+
+  const StageSchedule &schedule = d.schedule;
+  auto loopVar = [&](const std::string &v, const char *field) { return var(prefix + v + "." + field); };
+
+  // Points past the end of a split loop are skipped.
+  for (const Split &s : schedule.splits)
+    if (s.kind == Split::SplitVar)
+      body = IfThenElse::make(LE::make(var(prefix + s.old_var), loopVar(s.old_var, "loop_max")), body);
+
+  // Each split variable is defined from its outer and inner loops, innermost last.
+  for (const Split &s : schedule.splits) {
+    if (s.kind == Split::SplitVar) {
+      Expr value = var(prefix + s.outer) * s.factor + var(prefix + s.inner) + loopVar(s.old_var, "loop_min");
+      body = LetStmt::make(prefix + s.old_var, value, body);
+    } else {
+      Expr fused = var(prefix + s.old_var);
+      Expr innerExtent = loopVar(s.inner, "loop_extent");
+      body = LetStmt::make(prefix + s.inner, Mod::make(fused, innerExtent) + loopVar(s.inner, "loop_min"), body);
+      body = LetStmt::make(prefix + s.outer, Div::make(fused, innerExtent) + loopVar(s.outer, "loop_min"), body);
+    }
+  }
+
+  for (const Dim &dim : schedule.dims)
+    body = For::make(prefix + dim.var, loopVar(dim.var, "loop_min"), loopVar(dim.var, "loop_extent"), dim.for_type,
+                     body);
+
+  // Loop bounds, outermost first: the region or RDom, then each split's loops.
+  std::vector<std::pair<std::string, Expr>> lets;
+  auto defineLoop = [&](const std::string &v, Expr min, Expr extent) {
+    lets.emplace_back(prefix + v + ".loop_min", min);
+    lets.emplace_back(prefix + v + ".loop_extent", extent);
+    lets.emplace_back(prefix + v + ".loop_max", loopVar(v, "loop_min") + loopVar(v, "loop_extent") - 1);
+  };
+  for (size_t i = 0; i < d.args.size(); ++i)
+    if (const auto *v = d.args[i].as<Variable>(); v && v->name == f.args[i])
+      defineLoop(v->name, var(prefix + v->name + ".min"), var(prefix + v->name + ".max") - var(prefix + v->name + ".min") + 1);
+  if (d.rdom)
+    for (const ReductionVariable &rv : d.rdom->domain)
+      defineLoop(rv.var, substitute(renames, rv.min), substitute(renames, rv.extent));
+  for (const Split &s : schedule.splits) {
+    if (s.kind == Split::SplitVar) {
+      defineLoop(s.outer, 0, (loopVar(s.old_var, "loop_extent") + s.factor - 1) / s.factor);
+      defineLoop(s.inner, 0, s.factor);
+    } else {
+      defineLoop(s.old_var, 0, loopVar(s.inner, "loop_extent") * loopVar(s.outer, "loop_extent"));
+    }
+  }
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+    body = LetStmt::make(it->first, it->second, body);
+  return body;
+}
+
+Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
+                        const std::vector<std::string> &order) {
+  if (output->computed_at().kind == LoopLevel::At || output->stored_at().kind == LoopLevel::At)
+    throw CompileError("Func " + output->name + " is the pipeline's output and cannot be computed or stored at "
+                       "another Func's loop");
+  std::vector<Stmt> stages;
+  for (int s = 0; s < output->num_stages(); ++s)
+    stages.push_back(build_stage_loop_nest(*output, s));
+  Stmt result = ProducerConsumer::make(output->name, true, Block::make(stages));
+
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const FunctionContents &f = *env.at(*it);
+    if (&f == output.get())
+      continue;
+    LoopLevel compute = f.computed_at(), store = f.stored_at();
+    if (compute.kind == LoopLevel::Inlined) {
+      if (f.store_level_set && store.kind != LoopLevel::Inlined)
+        throw CompileError("Func " + f.name + " is computed inline and cannot be stored at " + describe(store));
+      result = inline_function(result, f);
+      continue;
+    }
+    if (store.kind == LoopLevel::Inlined)
+      store = compute;
+    if (compute.kind == LoopLevel::At && env.count(compute.func) == 0)
+      throw CompileError("Func " + f.name + " is computed at " + describe(compute) + ", but " + compute.func +
+                         " is not part of this pipeline");
+    if (store.kind == LoopLevel::At && env.count(store.func) == 0)
+      throw CompileError("Func " + f.name + " is stored at " + describe(store) + ", but " + store.func +
+                         " is not part of this pipeline");
+
+    result = injectAt(result, compute, f.name, "computed", [&](const Stmt &consumer) {
+      std::vector<Stmt> stageNests;
+      for (int s = 0; s < f.num_stages(); ++s)
+        stageNests.push_back(build_stage_loop_nest(f, s));
+      Stmt produce = ProducerConsumer::make(f.name, true, Block::make(stageNests));
+      Stmt consume = ProducerConsumer::make(f.name, false, consumer);
+      return define_compute_bounds(f, Block::make(produce, consume), consumer);
+    });
+    result = injectAt(result, store, f.name, "stored", [&](const Stmt &body) { return realize_with_bounds(f, body); });
+
+    UsesOutsideRealization outside(f.name);
+    result.accept(&outside);
+    if (outside.Found)
+      throw CompileError("Func " + f.name + " is computed at " + describe(compute) + " and stored at " +
+                         describe(store) + ", but it is also used outside that loop; compute it further out");
+  }
+  return define_output_bounds(*output, result);
+}
+
+} // namespace ptxjit::lower

@@ -1,0 +1,22 @@
+#ifndef PTXJIT_LOWER_SCHEDULEFUNCTIONS_H
+#define PTXJIT_LOWER_SCHEDULEFUNCTIONS_H
+
+// Builds the loop nests of every stage from its schedule and places each Func's storage and
+// computation at its store and compute levels, inlining the Funcs computed inline. Bounds
+// inference runs as each Func is placed: its required region comes from the consumers
+// already in place around it.
+
+#include "RealizationOrder.h"
+#include "ir/IR.h"
+
+namespace ptxjit::lower {
+
+ir::Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
+                            const std::vector<std::string> &order);
+
+/// The loop nest of one stage, over the symbolic region f.s<k>.<var>.min/max.
+ir::Stmt build_stage_loop_nest(const FunctionContents &f, int stage);
+
+} // namespace ptxjit::lower
+
+#endif

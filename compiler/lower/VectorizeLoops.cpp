@@ -1,0 +1,318 @@
+#include "VectorizeLoops.h"
+
+#include "ir/Constants.h"
+#include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+
+#include <algorithm>
+#include <set>
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+namespace {
+
+Expr broadcastIfScalar(const Expr &e, int lanes) { return e.type().is_vector() ? e : Broadcast::make(e, lanes); }
+
+// Vector arithmetic that keeps ramps as ramps, so dense accesses stay recognizable.
+Expr vectorAdd(const Expr &a, const Expr &b, bool subtract) {
+  int lanes = std::max(int(a.type().lanes), int(b.type().lanes));
+  const auto *ra = a.as<Ramp>();
+  const auto *rb = b.as<Ramp>();
+  auto scalarOf = [](const Expr &e) -> Expr {
+    if (e.type().is_scalar())
+      return e;
+    if (const auto *bc = e.as<Broadcast>())
+      return bc->value;
+    return Expr();
+  };
+  Expr sa = scalarOf(a), sb = scalarOf(b);
+  auto combine = [&](const Expr &x, const Expr &y) { return subtract ? Sub::make(x, y) : Add::make(x, y); };
+  if (ra && sb.defined())
+    return Ramp::make(combine(ra->base, sb), ra->stride, lanes);
+  if (rb && sa.defined())
+    return Ramp::make(combine(sa, rb->base), subtract ? Sub::make(make_zero(rb->stride.type()), rb->stride) : rb->stride,
+                      lanes);
+  if (ra && rb)
+    return Ramp::make(combine(ra->base, rb->base), combine(ra->stride, rb->stride), lanes);
+  if (sa.defined() && sb.defined() && a.type().is_vector())
+    return Broadcast::make(combine(sa, sb), lanes);
+  return combine(broadcastIfScalar(a, lanes), broadcastIfScalar(b, lanes));
+}
+
+Expr vectorMul(const Expr &a, const Expr &b) {
+  int lanes = std::max(int(a.type().lanes), int(b.type().lanes));
+  auto scalarOf = [](const Expr &e) -> Expr {
+    if (e.type().is_scalar())
+      return e;
+    if (const auto *bc = e.as<Broadcast>())
+      return bc->value;
+    return Expr();
+  };
+  Expr sa = scalarOf(a), sb = scalarOf(b);
+  if (const auto *ra = a.as<Ramp>(); ra && sb.defined())
+    return Ramp::make(Mul::make(ra->base, sb), Mul::make(ra->stride, sb), lanes);
+  if (const auto *rb = b.as<Ramp>(); rb && sa.defined())
+    return Ramp::make(Mul::make(sa, rb->base), Mul::make(sa, rb->stride), lanes);
+  if (sa.defined() && sb.defined() && a.type().is_vector())
+    return Broadcast::make(Mul::make(sa, sb), lanes);
+  return Mul::make(broadcastIfScalar(a, lanes), broadcastIfScalar(b, lanes));
+}
+
+// Widens the body of one vectorized loop. Sets Failed when the body needs scalar code.
+class Widen : public IRMutator {
+public:
+  Widen(const std::string &var, Expr min, int lanes) : Lanes(lanes) {
+    Widened[var] = Ramp::make(min, make_one(min.type()), lanes);
+  }
+  bool Failed = false;
+
+private:
+  int Lanes;
+  std::map<std::string, Expr> Widened;
+  using IRMutator::visit;
+
+  Expr visit(const Variable *op) override {
+    auto it = Widened.find(op->name);
+    return it == Widened.end() ? Expr(op) : it->second;
+  }
+
+  template <typename Node> Expr binary(const Node *op) {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (a.same_as(op->a) && b.same_as(op->b))
+      return Expr(op);
+    int lanes = std::max(int(a.type().lanes), int(b.type().lanes));
+    return Node::make(broadcastIfScalar(a, lanes), broadcastIfScalar(b, lanes));
+  }
+
+  Expr visit(const Add *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : vectorAdd(a, b, false);
+  }
+  Expr visit(const Sub *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : vectorAdd(a, b, true);
+  }
+  Expr visit(const Mul *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : vectorMul(a, b);
+  }
+  Expr visit(const Div *op) override { return binary(op); }
+  Expr visit(const Mod *op) override { return binary(op); }
+  Expr visit(const Min *op) override { return binary(op); }
+  Expr visit(const Max *op) override { return binary(op); }
+  Expr visit(const EQ *op) override { return binary(op); }
+  Expr visit(const NE *op) override { return binary(op); }
+  Expr visit(const LT *op) override { return binary(op); }
+  Expr visit(const LE *op) override { return binary(op); }
+  Expr visit(const GT *op) override { return binary(op); }
+  Expr visit(const GE *op) override { return binary(op); }
+  Expr visit(const And *op) override { return binary(op); }
+  Expr visit(const Or *op) override { return binary(op); }
+
+  Expr visit(const Cast *op) override {
+    Expr v = mutate(op->value);
+    return v.same_as(op->value) ? Expr(op) : Cast::make(op->type.with_lanes(v.type().lanes), v);
+  }
+
+  Expr visit(const Select *op) override {
+    Expr c = mutate(op->condition), t = mutate(op->true_value), f = mutate(op->false_value);
+    if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value))
+      return Expr(op);
+    int lanes = std::max({int(c.type().lanes), int(t.type().lanes), int(f.type().lanes)});
+    return Select::make(broadcastIfScalar(c, lanes), broadcastIfScalar(t, lanes), broadcastIfScalar(f, lanes));
+  }
+
+  Expr visit(const Load *op) override {
+    Expr index = mutate(op->index);
+    return index.same_as(op->index) ? Expr(op) : Load::make(op->type.with_lanes(index.type().lanes), op->name, index);
+  }
+
+  Expr visit(const Call *op) override {
+    std::vector<Expr> args;
+    bool changed = false;
+    int lanes = 1;
+    for (const Expr &a : op->args) {
+      args.push_back(mutate(a));
+      changed = changed || !args.back().same_as(a);
+      lanes = std::max(lanes, int(args.back().type().lanes));
+    }
+    if (!changed)
+      return Expr(op);
+    for (Expr &a : args)
+      a = broadcastIfScalar(a, lanes);
+    return Call::make(op->type.with_lanes(lanes), op->name, args, op->call_type, op->func, op->param);
+  }
+
+  Expr visit(const Let *op) override {
+    Expr value = mutate(op->value);
+    if (value.type().is_scalar() && value.same_as(op->value)) {
+      Expr body = mutate(op->body);
+      return body.same_as(op->body) ? Expr(op) : Let::make(op->name, value, body);
+    }
+    Widened[op->name] = Variable::make(value.type(), op->name);
+    Expr body = mutate(op->body);
+    Widened.erase(op->name);
+    return Let::make(op->name, value, body);
+  }
+
+  Stmt visit(const LetStmt *op) override {
+    Expr value = mutate(op->value);
+    if (value.type().is_scalar() && value.same_as(op->value)) {
+      Stmt body = mutate(op->body);
+      return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, value, body);
+    }
+    Widened[op->name] = Variable::make(value.type(), op->name);
+    Stmt body = mutate(op->body);
+    Widened.erase(op->name);
+    return LetStmt::make(op->name, value, body);
+  }
+
+  Stmt visit(const Store *op) override {
+    Expr value = mutate(op->value), index = mutate(op->index);
+    if (value.same_as(op->value) && index.same_as(op->index))
+      return Stmt(op);
+    if (index.type().is_scalar()) {
+      Failed = true; // every lane would write one location
+      return Stmt(op);
+    }
+    return Store::make(op->name, broadcastIfScalar(value, Lanes), index);
+  }
+
+  Stmt visit(const IfThenElse *op) override {
+    Expr c = mutate(op->condition);
+    if (c.type().is_vector())
+      Failed = true;
+    return IRMutator::visit(op);
+  }
+
+  Stmt visit(const AssertStmt *op) override {
+    if (mutate(op->condition).type().is_vector())
+      Failed = true;
+    return Stmt(op);
+  }
+
+  Stmt visit(const Allocate *op) override {
+    Failed = true;
+    return Stmt(op);
+  }
+
+  Stmt visit(const For *op) override {
+    Expr min = mutate(op->min), extent = mutate(op->extent);
+    if (min.type().is_vector() || extent.type().is_vector()) {
+      Failed = true;
+      return Stmt(op);
+    }
+    return IRMutator::visit(op);
+  }
+};
+
+// The guards directly in the loop body (outside inner loops) that test the loop variable,
+// with the lets between them and the loop substituted in.
+class GuardFinder : public IRVisitor {
+public:
+  explicit GuardFinder(const std::string &var) { Dependent.insert(var); }
+  std::vector<Expr> Conditions;
+
+private:
+  std::set<std::string> Dependent;
+  std::map<std::string, Expr> Lets;
+  using IRVisitor::visit;
+
+  bool depends(const Expr &e) const {
+    for (const std::string &v : Dependent)
+      if (uses_variable(e, v))
+        return true;
+    return false;
+  }
+
+  void visit(const LetStmt *op) override {
+    Expr value = substitute(Lets, op->value);
+    if (depends(value)) {
+      Dependent.insert(op->name);
+      Lets[op->name] = value;
+    }
+    op->body.accept(this);
+  }
+
+  void visit(const IfThenElse *op) override {
+    Expr c = substitute(Lets, op->condition);
+    if (!op->else_case.defined() && depends(c))
+      Conditions.push_back(c);
+    op->then_case.accept(this);
+    if (op->else_case.defined())
+      op->else_case.accept(this);
+  }
+
+  void visit(const For *) override {}
+};
+
+// Replaces the guards GuardFinder found with their then-case.
+class DropGuards : public IRMutator {
+public:
+  explicit DropGuards(const std::string &var) { Dependent.insert(var); }
+
+private:
+  std::set<std::string> Dependent;
+  using IRMutator::visit;
+
+  bool depends(const Expr &e) const {
+    for (const std::string &v : Dependent)
+      if (uses_variable(e, v))
+        return true;
+    return false;
+  }
+  Stmt visit(const LetStmt *op) override {
+    if (depends(op->value))
+      Dependent.insert(op->name);
+    return IRMutator::visit(op);
+  }
+  Stmt visit(const IfThenElse *op) override {
+    if (!op->else_case.defined() && depends(op->condition))
+      return mutate(op->then_case);
+    return IRMutator::visit(op);
+  }
+  Stmt visit(const For *op) override { return Stmt(op); }
+};
+
+class VectorizeAll : public IRMutator {
+  using IRMutator::visit;
+
+  Stmt visit(const For *op) override {
+    Stmt body = mutate(op->body);
+    if (op->for_type != ForType::Vectorized)
+      return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
+    auto lanes = as_const_int(op->extent);
+    if (!lanes)
+      throw CompileError("vectorized loop " + op->name + " has a non-constant extent (" + to_string(op->extent) +
+                         "); vectorize with a factor, e.g. vectorize(x, 8)");
+    Stmt serial = For::make(op->name, op->min, op->extent, ForType::Serial, body);
+    if (*lanes == 1)
+      return serial;
+    int n = static_cast<int>(*lanes);
+
+    GuardFinder guards(op->name);
+    body.accept(&guards);
+    Expr allLanesPass;
+    Expr last = Add::make(op->min, IntImm::make(op->min.type(), n - 1));
+    for (const Expr &c : guards.Conditions) {
+      Expr both = And::make(substitute(op->name, op->min, c), substitute(op->name, last, c));
+      allLanesPass = allLanesPass.defined() ? And::make(allLanesPass, both) : both;
+    }
+    Stmt unguarded = guards.Conditions.empty() ? body : DropGuards(op->name).mutate(body);
+    Widen widen(op->name, op->min, n);
+    Stmt vector = widen.mutate(unguarded);
+    if (widen.Failed)
+      return serial;
+    return allLanesPass.defined() ? IfThenElse::make(allLanesPass, vector, serial) : vector;
+  }
+};
+
+} // namespace
+
+Stmt vectorize_loops(const Stmt &s) { return VectorizeAll().mutate(s); }
+
+} // namespace ptxjit::lower
