@@ -14,3 +14,7 @@ if(PTXJIT_SANITIZE)
   target_compile_options(ptxjit_options INTERFACE ${PTXJIT_SANITIZER_FLAGS})
   target_link_options(ptxjit_options INTERFACE ${PTXJIT_SANITIZER_FLAGS})
 endif()
+
+# LLVM is linked statically; --as-needed drops the shared libraries it names but never uses
+# (libz3), so binaries run where LLVM is not installed.
+target_link_options(ptxjit_options INTERFACE -Wl,--as-needed)

@@ -1,6 +1,7 @@
 #include "IR.h"
 
 #include "IRPrinter.h"
+#include "IRVisitor.h"
 
 namespace ptxjit {
 

@@ -91,9 +91,9 @@ struct Variable : ExprNode<Variable, IRNodeType::Variable> {
 PTXJIT_BINARY_NODE(Add)
 PTXJIT_BINARY_NODE(Sub)
 PTXJIT_BINARY_NODE(Mul)
-/// Integer division rounds toward negative infinity; x / 0 is 0.
+/// Integer division is Euclidean (the remainder is never negative); x / 0 is 0.
 PTXJIT_BINARY_NODE(Div)
-/// Integer remainder is never negative; x % 0 is 0.
+/// The Euclidean remainder, never negative; x % 0 is 0. Floats: a - b * floor(a / b).
 PTXJIT_BINARY_NODE(Mod)
 PTXJIT_BINARY_NODE(Min)
 PTXJIT_BINARY_NODE(Max)

@@ -12,16 +12,19 @@
 namespace ptxjit::ir {
 namespace {
 
-int64_t floorDiv(int64_t a, int64_t b) {
+// Euclidean division: the remainder is never negative; x / 0 and x % 0 are 0.
+int64_t euclideanDiv(int64_t a, int64_t b) {
   if (b == 0)
     return 0;
   if (b == -1)
     return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); // avoids INT64_MIN / -1
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  int64_t q = a / b, r = a % b;
+  if (r < 0)
+    q += b > 0 ? -1 : 1;
+  return q;
 }
 
-int64_t floorMod(int64_t a, int64_t b) {
+int64_t euclideanMod(int64_t a, int64_t b) {
   if (b == 0 || b == -1 || b == 1)
     return 0;
   int64_t r = a % b;
@@ -190,7 +193,7 @@ private:
     if (t.is_scalar() && !t.is_float()) {
       auto ca = as_const_int(a), cb = as_const_int(b);
       if (ca && cb && t.is_int())
-        return make_const(t, floorDiv(*ca, *cb));
+        return make_const(t, euclideanDiv(*ca, *cb));
       if (ca && cb)
         return make_const(t, *cb == 0 ? int64_t(0) : int64_t(uint64_t(*ca) / uint64_t(*cb)));
       if (cb && *cb == 0)
@@ -212,7 +215,7 @@ private:
     if (t.is_scalar() && !t.is_float()) {
       auto ca = as_const_int(a), cb = as_const_int(b);
       if (ca && cb)
-        return make_const(t, t.is_int() ? floorMod(*ca, *cb) : (*cb ? int64_t(uint64_t(*ca) % uint64_t(*cb)) : 0));
+        return make_const(t, t.is_int() ? euclideanMod(*ca, *cb) : (*cb ? int64_t(uint64_t(*ca) % uint64_t(*cb)) : 0));
       if (cb && (*cb == 1 || *cb == 0))
         return make_zero(t);
     }

@@ -1,8 +1,9 @@
 #ifndef PTXJIT_ERROR_H
 #define PTXJIT_ERROR_H
 
-// Errors the compiler raises. User mistakes are CompileError; a broken compiler invariant is
-// InternalError. Both carry a message naming the Func, Var or buffer involved.
+// Errors ptxjit raises. User mistakes in a pipeline are CompileError, failures while running
+// one are RuntimeError, and a broken compiler invariant is InternalError. Messages name the
+// Func, Var or buffer involved.
 
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,12 @@ namespace ptxjit {
 class CompileError : public std::runtime_error {
 public:
   explicit CompileError(const std::string &message) : std::runtime_error(message) {}
+};
+
+/// A pipeline that failed while running: bad input buffers, failed checks, out of memory.
+class RuntimeError : public std::runtime_error {
+public:
+  explicit RuntimeError(const std::string &message) : std::runtime_error(message) {}
 };
 
 class InternalError : public std::logic_error {

@@ -4,7 +4,8 @@
 // Operators and functions on Expr. Mixed types follow C++-like promotion: float beats integer,
 // wider beats narrower, signed and unsigned of equal width meet as signed; an int or float
 // literal takes the type of the other operand (a CompileError when it does not fit).
-// Integer division rounds toward negative infinity and % is never negative.
+// Integer division is Euclidean: % is never negative (for positive divisors, / rounds down);
+// dividing by zero gives zero.
 
 #include "ptxjit/Expr.h"
 

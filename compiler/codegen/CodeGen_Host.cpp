@@ -1,0 +1,257 @@
+#include "CodeGen_Host.h"
+
+#include "ir/Constants.h"
+#include "ir/IRPrinter.h"
+#include "lang/Parameter.h"
+
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <set>
+
+namespace ptxjit::codegen {
+
+using namespace ir;
+
+namespace {
+
+// Names a statement refers to (variables and buffers), which a parallel task must capture.
+class ReferencedNames : public IRVisitor {
+public:
+  std::set<std::string> Names;
+
+private:
+  using IRVisitor::visit;
+  void visit(const Variable *op) override { Names.insert(op->name); }
+  void visit(const Load *op) override {
+    Names.insert(op->name);
+    IRVisitor::visit(op);
+  }
+  void visit(const Store *op) override {
+    Names.insert(op->name);
+    IRVisitor::visit(op);
+  }
+};
+
+} // namespace
+
+CodeGen_Host::CodeGen_Host(llvm::LLVMContext &context, const Target &target) : CodeGen_LLVM(context, target) {
+  llvm::Type *i8 = llvm::Type::getInt8Ty(context), *i16 = llvm::Type::getInt16Ty(context),
+             *i32 = llvm::Type::getInt32Ty(context), *i64 = llvm::Type::getInt64Ty(context);
+  llvm::Type *ptr = llvm::PointerType::get(context, 0);
+  llvm::StructType *typeType = llvm::StructType::get(context, {i8, i8, i16});
+  BufferType = llvm::StructType::create(context, {i64, ptr, i64, typeType, i32, ptr}, "ptxjit_buffer_t");
+  DimensionType = llvm::StructType::create(context, {i32, i32, i32, i32}, "ptxjit_dimension_t");
+}
+
+llvm::FunctionCallee CodeGen_Host::runtimeFunction(const char *name) {
+  llvm::Type *ptr = llvm::PointerType::get(Context, 0);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(Context), *i64 = llvm::Type::getInt64Ty(Context);
+  llvm::Type *voidTy = llvm::Type::getVoidTy(Context);
+  std::string n = name;
+  llvm::FunctionType *type = nullptr;
+  if (n == "ptxjit_malloc")
+    type = llvm::FunctionType::get(ptr, {ptr, i64, ptr}, false);
+  else if (n == "ptxjit_free")
+    type = llvm::FunctionType::get(voidTy, {ptr, ptr}, false);
+  else if (n == "ptxjit_assert_failed")
+    type = llvm::FunctionType::get(voidTy, {ptr, ptr, i32, ptr}, false);
+  else if (n == "ptxjit_do_par_for")
+    type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, ptr}, false);
+  PTXJIT_INTERNAL_ASSERT(type, "unknown runtime function " + n);
+  return Module->getOrInsertFunction(name, type);
+}
+
+llvm::AllocaInst *CodeGen_Host::entryAlloca(llvm::Type *type, const std::string &name) {
+  llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
+  return entry.CreateAlloca(type, nullptr, name);
+}
+
+void CodeGen_Host::emitErrorReturn() {
+  for (auto it = LiveHeapAllocations.rbegin(); it != LiveHeapAllocations.rend(); ++it)
+    Builder->CreateCall(runtimeFunction("ptxjit_free"), {CallContext, *it});
+  Builder->CreateRet(llvm::ConstantInt::getSigned(llvm::Type::getInt32Ty(Context), -1));
+}
+
+void CodeGen_Host::branchToErrorUnless(llvm::Value *ok) {
+  llvm::BasicBlock *fail = llvm::BasicBlock::Create(Context, "error", Function);
+  llvm::BasicBlock *next = llvm::BasicBlock::Create(Context, "ok", Function);
+  Builder->CreateCondBr(ok, next, fail);
+  Builder->SetInsertPoint(fail);
+  emitErrorReturn();
+  Builder->SetInsertPoint(next);
+}
+
+void CodeGen_Host::unpackArguments(const lower::LoweredPipeline &pipeline, llvm::Value *args) {
+  llvm::Type *ptr = llvm::PointerType::get(Context, 0);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(Context);
+  for (size_t i = 0; i < pipeline.arguments.size(); ++i) {
+    const lower::LoweredArgument &arg = pipeline.arguments[i];
+    llvm::Value *slot = Builder->CreateConstInBoundsGEP1_64(ptr, args, i);
+    llvm::Value *pointer = Builder->CreateLoad(ptr, slot, arg.name + ".arg");
+    if (arg.kind == lower::LoweredArgument::Scalar) {
+      llvm::Value *v = Builder->CreateLoad(storage_type_of(arg.type), pointer, arg.name);
+      push(arg.name, arg.type.is_bool() ? Builder->CreateTrunc(v, llvm_type_of(arg.type)) : v);
+      continue;
+    }
+    push(arg.name, Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 1), arg.name + ".host"));
+    llvm::Value *dims = Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 5), arg.name + ".dim");
+    for (int d = 0; d < arg.dimensions; ++d) {
+      llvm::Value *dim = Builder->CreateConstInBoundsGEP1_32(DimensionType, dims, d);
+      const char *fields[] = {"min", "extent", "stride"};
+      for (unsigned f = 0; f < 3; ++f) {
+        std::string name = buffer_field_name(arg.name, fields[f], d);
+        push(name, Builder->CreateLoad(i32, Builder->CreateStructGEP(DimensionType, dim, f), name));
+      }
+    }
+  }
+}
+
+std::unique_ptr<llvm::Module> CodeGen_Host::compile(const lower::LoweredPipeline &pipeline,
+                                                    const std::string &functionName, const llvm::DataLayout &layout,
+                                                    const std::string &triple) {
+  Module = std::make_unique<llvm::Module>(functionName, Context);
+  Module->setDataLayout(layout);
+  Module->setTargetTriple(triple);
+  llvm::Type *ptr = llvm::PointerType::get(Context, 0);
+  llvm::FunctionType *type = llvm::FunctionType::get(llvm::Type::getInt32Ty(Context), {ptr, ptr}, false);
+  Function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, functionName, Module.get());
+  Function->addFnAttr(llvm::Attribute::NoUnwind);
+  Builder->SetInsertPoint(llvm::BasicBlock::Create(Context, "entry", Function));
+  CallContext = Function->getArg(0);
+  unpackArguments(pipeline, Function->getArg(1));
+  codegen(pipeline.body);
+  Builder->CreateRet(llvm::ConstantInt::get(llvm::Type::getInt32Ty(Context), 0));
+
+  std::string problems;
+  llvm::raw_string_ostream out(problems);
+  if (llvm::verifyModule(*Module, &out))
+    internal_error("generated host code for " + pipeline.name + " is invalid LLVM IR: " + out.str());
+  return std::move(Module);
+}
+
+void CodeGen_Host::visit(const For *op) {
+  if (op->for_type == ForType::Parallel) {
+    parallelLoop(op);
+    return;
+  }
+  PTXJIT_INTERNAL_ASSERT(op->for_type == ForType::Serial, "codegen: " + to_string(op->for_type) + " loop " +
+                                                               op->name + " was not lowered");
+  llvm::Value *min = codegen(op->min), *extent = codegen(op->extent);
+  build_loop(op->name, min, extent, [&](llvm::Value *i) {
+    push(op->name, i);
+    codegen(op->body);
+    pop(op->name);
+  });
+}
+
+void CodeGen_Host::parallelLoop(const For *op) {
+  llvm::Value *min = codegen(op->min), *extent = codegen(op->extent);
+
+  ReferencedNames referenced;
+  op->body.accept(&referenced);
+  std::vector<std::string> captured;
+  std::vector<llvm::Type *> types;
+  for (const std::string &name : referenced.Names)
+    if (name != op->name && has_symbol(name)) {
+      captured.push_back(name);
+      types.push_back(lookup(name)->getType());
+    }
+  llvm::StructType *closureType = llvm::StructType::get(Context, types);
+  llvm::AllocaInst *closure = entryAlloca(closureType, op->name + ".closure");
+  for (size_t i = 0; i < captured.size(); ++i)
+    Builder->CreateStore(lookup(captured[i]), Builder->CreateStructGEP(closureType, closure, static_cast<unsigned>(i)));
+
+  // The task: int32_t task(void *context, int32_t index, uint8_t *closure).
+  llvm::Type *ptr = llvm::PointerType::get(Context, 0), *i32 = llvm::Type::getInt32Ty(Context);
+  llvm::Function *task = llvm::Function::Create(llvm::FunctionType::get(i32, {ptr, i32, ptr}, false),
+                                                llvm::Function::InternalLinkage, Function->getName() + "." + op->name,
+                                                Module.get());
+  task->addFnAttr(llvm::Attribute::NoUnwind);
+
+  llvm::Function *savedFunction = Function;
+  llvm::Value *savedContext = CallContext;
+  llvm::IRBuilderBase::InsertPoint savedPoint = Builder->saveIP();
+  auto savedSymbols = std::move(Symbols);
+  auto savedAllocations = std::move(LiveHeapAllocations);
+  Symbols.clear();
+  LiveHeapAllocations.clear();
+
+  Function = task;
+  CallContext = task->getArg(0);
+  Builder->SetInsertPoint(llvm::BasicBlock::Create(Context, "entry", task));
+  for (size_t i = 0; i < captured.size(); ++i)
+    push(captured[i], Builder->CreateLoad(types[i], Builder->CreateStructGEP(closureType, task->getArg(2),
+                                                                             static_cast<unsigned>(i)), captured[i]));
+  push(op->name, task->getArg(1));
+  codegen(op->body);
+  Builder->CreateRet(llvm::ConstantInt::get(i32, 0));
+
+  Function = savedFunction;
+  CallContext = savedContext;
+  Builder->restoreIP(savedPoint);
+  Symbols = std::move(savedSymbols);
+  LiveHeapAllocations = std::move(savedAllocations);
+
+  llvm::Value *result = Builder->CreateCall(runtimeFunction("ptxjit_do_par_for"), {CallContext, task, min, extent, closure});
+  branchToErrorUnless(Builder->CreateICmpEQ(result, llvm::ConstantInt::get(i32, 0)));
+}
+
+void CodeGen_Host::visit(const Allocate *op) {
+  llvm::Type *i64 = llvm::Type::getInt64Ty(Context);
+  int64_t elementBytes = op->type.is_bool() ? 1 : op->type.bytes();
+  std::optional<int64_t> constantElements = 1;
+  llvm::Value *elements = llvm::ConstantInt::get(i64, 1);
+  for (const Expr &extent : op->extents) {
+    auto c = as_const_int(extent);
+    constantElements = c && constantElements ? std::optional<int64_t>(*constantElements * std::max<int64_t>(*c, 0))
+                                             : std::nullopt;
+    llvm::Value *e = Builder->CreateSExt(codegen(extent), i64);
+    e = Builder->CreateSelect(Builder->CreateICmpSLT(e, llvm::ConstantInt::get(i64, 0)), llvm::ConstantInt::get(i64, 0), e);
+    elements = Builder->CreateMul(elements, e);
+  }
+  llvm::Type *element = storage_type_of(op->type);
+  constexpr int64_t StackLimitBytes = 16 * 1024;
+  if (constantElements && *constantElements * elementBytes <= StackLimitBytes) {
+    llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
+    llvm::AllocaInst *storage =
+        entry.CreateAlloca(element, llvm::ConstantInt::get(i64, std::max<int64_t>(*constantElements, 1)), op->name);
+    storage->setAlignment(llvm::Align(64));
+    push(op->name, storage);
+    codegen(op->body);
+    pop(op->name);
+    return;
+  }
+  llvm::Value *bytes = Builder->CreateMul(elements, llvm::ConstantInt::get(i64, elementBytes));
+  llvm::Value *what = Builder->CreateGlobalStringPtr(op->name);
+  llvm::Value *storage = Builder->CreateCall(runtimeFunction("ptxjit_malloc"), {CallContext, bytes, what}, op->name);
+  branchToErrorUnless(Builder->CreateIsNotNull(storage));
+  LiveHeapAllocations.push_back(storage);
+  push(op->name, storage);
+  codegen(op->body);
+  pop(op->name);
+  LiveHeapAllocations.pop_back();
+  Builder->CreateCall(runtimeFunction("ptxjit_free"), {CallContext, storage});
+}
+
+void CodeGen_Host::visit(const AssertStmt *op) {
+  llvm::Value *ok = codegen(op->condition);
+  llvm::BasicBlock *fail = llvm::BasicBlock::Create(Context, "assert_failed", Function);
+  llvm::BasicBlock *next = llvm::BasicBlock::Create(Context, "assert_ok", Function);
+  Builder->CreateCondBr(ok, next, fail);
+  Builder->SetInsertPoint(fail);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(Context), *i32 = llvm::Type::getInt32Ty(Context);
+  size_t n = op->message_args.size();
+  llvm::AllocaInst *values = entryAlloca(llvm::ArrayType::get(i64, std::max<size_t>(n, 1)), "assert_values");
+  for (size_t i = 0; i < n; ++i) {
+    llvm::Value *v = codegen(op->message_args[i]);
+    Builder->CreateStore(Builder->CreateSExt(v, i64), Builder->CreateConstInBoundsGEP2_32(values->getAllocatedType(), values, 0, i));
+  }
+  Builder->CreateCall(runtimeFunction("ptxjit_assert_failed"),
+                      {CallContext, Builder->CreateGlobalStringPtr(op->message),
+                       llvm::ConstantInt::get(i32, n), values});
+  emitErrorReturn();
+  Builder->SetInsertPoint(next);
+}
+
+} // namespace ptxjit::codegen

@@ -1,0 +1,375 @@
+#include "CodeGen_LLVM.h"
+
+#include "ir/Constants.h"
+#include "ir/IRPrinter.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace ptxjit::codegen {
+
+using namespace ir;
+
+CodeGen_LLVM::CodeGen_LLVM(llvm::LLVMContext &context, const Target &target)
+    : Context(context), TheTarget(target), Builder(std::make_unique<llvm::IRBuilder<>>(context)) {
+  llvm::FastMathFlags flags;
+  if (!target.has_feature(Target::Feature::StrictFloat))
+    flags.setAllowContract(true);
+  Builder->setFastMathFlags(flags);
+}
+
+void CodeGen_LLVM::pop(const std::string &name) {
+  auto it = Symbols.find(name);
+  PTXJIT_INTERNAL_ASSERT(it != Symbols.end() && !it->second.empty(), "pop of unbound symbol " + name);
+  it->second.pop_back();
+  if (it->second.empty())
+    Symbols.erase(it);
+}
+
+llvm::Value *CodeGen_LLVM::lookup(const std::string &name) const {
+  auto it = Symbols.find(name);
+  PTXJIT_INTERNAL_ASSERT(it != Symbols.end() && !it->second.empty(), "codegen: symbol " + name + " is not defined");
+  return it->second.back();
+}
+
+bool CodeGen_LLVM::has_symbol(const std::string &name) const { return Symbols.count(name) != 0; }
+
+llvm::Value *CodeGen_LLVM::codegen(const Expr &e) {
+  PTXJIT_INTERNAL_ASSERT(e.defined(), "codegen of an undefined Expr");
+  Value = nullptr;
+  e.accept(this);
+  PTXJIT_INTERNAL_ASSERT(Value != nullptr, "codegen produced no value for " + to_string(e));
+  return Value;
+}
+
+void CodeGen_LLVM::codegen(const Stmt &s) {
+  if (s.defined())
+    s.accept(this);
+}
+
+llvm::Type *CodeGen_LLVM::llvm_type_of(Type t) const {
+  llvm::Type *element = nullptr;
+  if (t.is_float())
+    element = t.bits == 16 ? llvm::Type::getHalfTy(Context)
+              : t.bits == 32 ? llvm::Type::getFloatTy(Context)
+                             : llvm::Type::getDoubleTy(Context);
+  else
+    element = llvm::Type::getIntNTy(Context, t.bits);
+  return t.is_scalar() ? element : llvm::FixedVectorType::get(element, t.lanes);
+}
+
+llvm::Type *CodeGen_LLVM::storage_type_of(Type t) const {
+  return t.is_bool() ? llvm_type_of(UInt(8, t.lanes)) : llvm_type_of(t);
+}
+
+void CodeGen_LLVM::build_loop(const std::string &name, llvm::Value *min, llvm::Value *extent,
+                              const std::function<void(llvm::Value *)> &body) {
+  llvm::BasicBlock *preheader = Builder->GetInsertBlock();
+  llvm::BasicBlock *header = llvm::BasicBlock::Create(Context, name + ".loop", Function);
+  llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, name + ".end", Function);
+  llvm::Value *end = Builder->CreateAdd(min, extent, name + ".loop_end", false, true);
+  Builder->CreateCondBr(Builder->CreateICmpSLT(min, end), header, after);
+  Builder->SetInsertPoint(header);
+  llvm::PHINode *phi = Builder->CreatePHI(min->getType(), 2, name);
+  phi->addIncoming(min, preheader);
+  body(phi);
+  llvm::Value *next = Builder->CreateAdd(phi, llvm::ConstantInt::get(min->getType(), 1), name + ".next", true, true);
+  phi->addIncoming(next, Builder->GetInsertBlock());
+  Builder->CreateCondBr(Builder->CreateICmpSLT(next, end), header, after);
+  Builder->SetInsertPoint(after);
+}
+
+void CodeGen_LLVM::visit(const IntImm *op) { Value = llvm::ConstantInt::getSigned(llvm_type_of(op->type), op->value); }
+void CodeGen_LLVM::visit(const UIntImm *op) { Value = llvm::ConstantInt::get(llvm_type_of(op->type), op->value); }
+void CodeGen_LLVM::visit(const FloatImm *op) { Value = llvm::ConstantFP::get(llvm_type_of(op->type), op->value); }
+
+void CodeGen_LLVM::visit(const Cast *op) {
+  Type from = op->value.type(), to = op->type;
+  llvm::Value *v = codegen(op->value);
+  llvm::Type *t = llvm_type_of(to);
+  if (to.is_bool()) {
+    Value = from.is_float() ? Builder->CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()))
+                            : Builder->CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
+  } else if (from.is_float() && to.is_float()) {
+    Value = Builder->CreateFPCast(v, t);
+  } else if (from.is_float()) {
+    Value = to.is_int() ? Builder->CreateFPToSI(v, t) : Builder->CreateFPToUI(v, t);
+  } else if (to.is_float()) {
+    Value = from.is_int() ? Builder->CreateSIToFP(v, t) : Builder->CreateUIToFP(v, t);
+  } else {
+    Value = Builder->CreateIntCast(v, t, from.is_int());
+  }
+}
+
+void CodeGen_LLVM::visit(const Variable *op) { Value = lookup(op->name); }
+
+void CodeGen_LLVM::visit(const Add *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  Value = op->type.is_float() ? Builder->CreateFAdd(a, b) : Builder->CreateAdd(a, b);
+}
+void CodeGen_LLVM::visit(const Sub *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  Value = op->type.is_float() ? Builder->CreateFSub(a, b) : Builder->CreateSub(a, b);
+}
+void CodeGen_LLVM::visit(const Mul *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  Value = op->type.is_float() ? Builder->CreateFMul(a, b) : Builder->CreateMul(a, b);
+}
+
+// Euclidean division and remainder (remainder never negative); a zero divisor gives zero.
+llvm::Value *CodeGen_LLVM::integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod) {
+  llvm::Type *ty = a->getType();
+  auto constant = [&](int64_t v) { return llvm::ConstantInt::getSigned(ty, v); };
+  if (auto c = as_const_int(divisor); c && *c > 0 && (*c & (*c - 1)) == 0) {
+    int shift = 0;
+    while ((int64_t(1) << shift) < *c)
+      ++shift;
+    if (wantMod)
+      return Builder->CreateAnd(a, constant(*c - 1));
+    return t.is_int() ? Builder->CreateAShr(a, constant(shift)) : Builder->CreateLShr(a, constant(shift));
+  }
+  llvm::Value *zero = llvm::Constant::getNullValue(ty);
+  if (!t.is_int()) {
+    llvm::Value *isZero = Builder->CreateICmpEQ(b, zero);
+    llvm::Value *safe = Builder->CreateSelect(isZero, constant(1), b);
+    llvm::Value *r = wantMod ? Builder->CreateURem(a, safe) : Builder->CreateUDiv(a, safe);
+    return Builder->CreateSelect(isZero, zero, r);
+  }
+  // Divisors 0 and -1 take a safe divisor of 1 (no trap on INT_MIN / -1); their results are fixed below.
+  llvm::Value *isZero = Builder->CreateICmpEQ(b, zero);
+  llvm::Value *isMinusOne = Builder->CreateICmpEQ(b, constant(-1));
+  llvm::Value *safe = Builder->CreateSelect(Builder->CreateOr(isZero, isMinusOne), constant(1), b);
+  llvm::Value *q = Builder->CreateSDiv(a, safe);
+  llvm::Value *r = Builder->CreateSRem(a, safe);
+  llvm::Value *negative = Builder->CreateICmpSLT(r, zero);
+  llvm::Value *bPositive = Builder->CreateICmpSGT(safe, zero);
+  if (wantMod) {
+    llvm::Value *absB = Builder->CreateSelect(bPositive, safe, Builder->CreateNeg(safe));
+    r = Builder->CreateSelect(negative, Builder->CreateAdd(r, absB), r);
+    return Builder->CreateSelect(Builder->CreateOr(isZero, isMinusOne), zero, r);
+  }
+  llvm::Value *adjusted = Builder->CreateSelect(bPositive, Builder->CreateSub(q, constant(1)), Builder->CreateAdd(q, constant(1)));
+  q = Builder->CreateSelect(negative, adjusted, q);
+  q = Builder->CreateSelect(isMinusOne, Builder->CreateNeg(a), q);
+  return Builder->CreateSelect(isZero, zero, q);
+}
+
+void CodeGen_LLVM::visit(const Div *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  Value = op->type.is_float() ? Builder->CreateFDiv(a, b) : integerDivMod(op->type, a, b, op->b, false);
+}
+
+void CodeGen_LLVM::visit(const Mod *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  if (op->type.is_float()) {
+    llvm::Value *q = call_math("floor", op->type, {Builder->CreateFDiv(a, b)});
+    Value = Builder->CreateFSub(a, Builder->CreateFMul(b, q));
+  } else {
+    Value = integerDivMod(op->type, a, b, op->b, true);
+  }
+}
+
+void CodeGen_LLVM::visit(const Min *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  llvm::Value *lt = op->type.is_float() ? Builder->CreateFCmpOLT(a, b)
+                    : op->type.is_int() ? Builder->CreateICmpSLT(a, b)
+                                        : Builder->CreateICmpULT(a, b);
+  Value = Builder->CreateSelect(lt, a, b);
+}
+
+void CodeGen_LLVM::visit(const Max *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  llvm::Value *gt = op->type.is_float() ? Builder->CreateFCmpOGT(a, b)
+                    : op->type.is_int() ? Builder->CreateICmpSGT(a, b)
+                                        : Builder->CreateICmpUGT(a, b);
+  Value = Builder->CreateSelect(gt, a, b);
+}
+
+llvm::Value *CodeGen_LLVM::compare(const BaseExprNode *, const Expr &a, const Expr &b, llvm::CmpInst::Predicate s,
+                                   llvm::CmpInst::Predicate u, llvm::CmpInst::Predicate f) {
+  Type t = a.type();
+  llvm::Value *va = codegen(a), *vb = codegen(b);
+  if (t.is_float())
+    return Builder->CreateFCmp(f, va, vb);
+  return Builder->CreateICmp(t.is_int() ? s : u, va, vb);
+}
+
+void CodeGen_LLVM::visit(const EQ *op) {
+  Value = compare(op, op->a, op->b, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::FCMP_OEQ);
+}
+void CodeGen_LLVM::visit(const NE *op) {
+  Value = compare(op, op->a, op->b, llvm::CmpInst::ICMP_NE, llvm::CmpInst::ICMP_NE, llvm::CmpInst::FCMP_UNE);
+}
+void CodeGen_LLVM::visit(const LT *op) {
+  Value = compare(op, op->a, op->b, llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_ULT, llvm::CmpInst::FCMP_OLT);
+}
+void CodeGen_LLVM::visit(const LE *op) {
+  Value = compare(op, op->a, op->b, llvm::CmpInst::ICMP_SLE, llvm::CmpInst::ICMP_ULE, llvm::CmpInst::FCMP_OLE);
+}
+void CodeGen_LLVM::visit(const GT *op) {
+  Value = compare(op, op->a, op->b, llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_UGT, llvm::CmpInst::FCMP_OGT);
+}
+void CodeGen_LLVM::visit(const GE *op) {
+  Value = compare(op, op->a, op->b, llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_UGE, llvm::CmpInst::FCMP_OGE);
+}
+void CodeGen_LLVM::visit(const And *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  Value = Builder->CreateAnd(a, b);
+}
+void CodeGen_LLVM::visit(const Or *op) {
+  llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  Value = Builder->CreateOr(a, b);
+}
+void CodeGen_LLVM::visit(const Not *op) { Value = Builder->CreateNot(codegen(op->a)); }
+
+void CodeGen_LLVM::visit(const Select *op) {
+  llvm::Value *c = codegen(op->condition), *t = codegen(op->true_value), *f = codegen(op->false_value);
+  Value = Builder->CreateSelect(c, t, f);
+}
+
+llvm::Value *CodeGen_LLVM::elementPointer(const std::string &buffer, Type t, llvm::Value *index) {
+  return Builder->CreateInBoundsGEP(storage_type_of(t.element_of()), lookup(buffer), index);
+}
+
+// The first index of a dense (stride 1) vector access, or null.
+llvm::Value *CodeGen_LLVM::denseBase(const Expr &index) {
+  const auto *ramp = index.as<Ramp>();
+  if (ramp && is_const_one(ramp->stride))
+    return codegen(ramp->base);
+  return nullptr;
+}
+
+void CodeGen_LLVM::visit(const Load *op) {
+  Type t = op->type;
+  llvm::Type *storage = storage_type_of(t);
+  auto fromStorage = [&](llvm::Value *v) { return t.is_bool() ? Builder->CreateTrunc(v, llvm_type_of(t)) : v; };
+  llvm::Align align(t.element_of().bytes() ? t.element_of().bytes() : 1);
+  if (t.is_scalar()) {
+    Value = fromStorage(Builder->CreateAlignedLoad(storage, elementPointer(op->name, t, codegen(op->index)), align));
+    return;
+  }
+  if (llvm::Value *base = denseBase(op->index)) {
+    Value = fromStorage(Builder->CreateAlignedLoad(storage, elementPointer(op->name, t, base), align));
+    return;
+  }
+  llvm::Value *indices = codegen(op->index);
+  llvm::Value *result = llvm::UndefValue::get(storage);
+  for (int i = 0; i < t.lanes; ++i) {
+    llvm::Value *index = Builder->CreateExtractElement(indices, i);
+    llvm::Value *lane = Builder->CreateAlignedLoad(storage_type_of(t.element_of()),
+                                                   elementPointer(op->name, t, index), align);
+    result = Builder->CreateInsertElement(result, lane, i);
+  }
+  Value = fromStorage(result);
+}
+
+void CodeGen_LLVM::visit(const Store *op) {
+  Type t = op->value.type();
+  llvm::Value *value = codegen(op->value);
+  if (t.is_bool())
+    value = Builder->CreateZExt(value, storage_type_of(t));
+  llvm::Align align(t.element_of().bytes() ? t.element_of().bytes() : 1);
+  if (t.is_scalar()) {
+    Builder->CreateAlignedStore(value, elementPointer(op->name, t, codegen(op->index)), align);
+    return;
+  }
+  if (llvm::Value *base = denseBase(op->index)) {
+    Builder->CreateAlignedStore(value, elementPointer(op->name, t, base), align);
+    return;
+  }
+  llvm::Value *indices = codegen(op->index);
+  for (int i = 0; i < t.lanes; ++i)
+    Builder->CreateAlignedStore(Builder->CreateExtractElement(value, i),
+                                elementPointer(op->name, t, Builder->CreateExtractElement(indices, i)), align);
+}
+
+void CodeGen_LLVM::visit(const Ramp *op) {
+  llvm::Value *base = codegen(op->base), *stride = codegen(op->stride);
+  Type t = op->type;
+  llvm::Value *lanes = Builder->CreateVectorSplat(op->lanes, base);
+  llvm::Value *strides = Builder->CreateVectorSplat(op->lanes, stride);
+  std::vector<llvm::Constant *> steps;
+  for (int i = 0; i < op->lanes; ++i)
+    steps.push_back(t.is_float() ? static_cast<llvm::Constant *>(llvm::ConstantFP::get(llvm_type_of(t.element_of()), i))
+                                 : llvm::ConstantInt::get(llvm_type_of(t.element_of()), i));
+  llvm::Value *offsets = llvm::ConstantVector::get(steps);
+  Value = t.is_float() ? Builder->CreateFAdd(lanes, Builder->CreateFMul(strides, offsets))
+                       : Builder->CreateAdd(lanes, Builder->CreateMul(strides, offsets));
+}
+
+void CodeGen_LLVM::visit(const Broadcast *op) { Value = Builder->CreateVectorSplat(op->lanes, codegen(op->value)); }
+
+llvm::Value *CodeGen_LLVM::call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
+  static const std::map<std::string, llvm::Intrinsic::ID> intrinsics = {
+      {"sqrt", llvm::Intrinsic::sqrt},   {"exp", llvm::Intrinsic::exp},     {"log", llvm::Intrinsic::log},
+      {"pow", llvm::Intrinsic::pow},     {"sin", llvm::Intrinsic::sin},     {"cos", llvm::Intrinsic::cos},
+      {"floor", llvm::Intrinsic::floor}, {"ceil", llvm::Intrinsic::ceil}, {"round", llvm::Intrinsic::roundeven}};
+  llvm::Type *type = llvm_type_of(t);
+  if (auto it = intrinsics.find(name); it != intrinsics.end())
+    return Builder->CreateIntrinsic(it->second, {type}, args);
+  if (name == "tanh") {
+    // No LLVM intrinsic: the C library's, one lane at a time.
+    llvm::Type *scalar = llvm_type_of(t.element_of());
+    llvm::FunctionCallee f =
+        Module->getOrInsertFunction(t.bits == 32 ? "tanhf" : "tanh", llvm::FunctionType::get(scalar, {scalar}, false));
+    if (t.is_scalar())
+      return Builder->CreateCall(f, args);
+    llvm::Value *result = llvm::UndefValue::get(type);
+    for (int i = 0; i < t.lanes; ++i)
+      result = Builder->CreateInsertElement(result, Builder->CreateCall(f, {Builder->CreateExtractElement(args[0], i)}), i);
+    return result;
+  }
+  internal_error("codegen: unknown math function " + name);
+}
+
+void CodeGen_LLVM::visit(const Call *op) {
+  PTXJIT_INTERNAL_ASSERT(op->call_type == Call::PureExtern, "codegen: call to " + op->name + " was not lowered");
+  std::vector<llvm::Value *> args;
+  for (const Expr &a : op->args)
+    args.push_back(codegen(a));
+  Value = call_math(op->name, op->type, args);
+}
+
+void CodeGen_LLVM::visit(const Let *op) {
+  push(op->name, codegen(op->value));
+  Value = codegen(op->body);
+  pop(op->name);
+}
+
+void CodeGen_LLVM::visit(const LetStmt *op) {
+  llvm::Value *v = codegen(op->value);
+  v->setName(op->name);
+  push(op->name, v);
+  codegen(op->body);
+  pop(op->name);
+}
+
+void CodeGen_LLVM::visit(const ProducerConsumer *op) { codegen(op->body); }
+
+void CodeGen_LLVM::visit(const Block *op) {
+  codegen(op->first);
+  codegen(op->rest);
+}
+
+void CodeGen_LLVM::visit(const IfThenElse *op) {
+  llvm::Value *c = codegen(op->condition);
+  llvm::BasicBlock *thenBlock = llvm::BasicBlock::Create(Context, "then", Function);
+  llvm::BasicBlock *elseBlock = op->else_case.defined() ? llvm::BasicBlock::Create(Context, "else", Function) : nullptr;
+  llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, "endif", Function);
+  Builder->CreateCondBr(c, thenBlock, elseBlock ? elseBlock : after);
+  Builder->SetInsertPoint(thenBlock);
+  codegen(op->then_case);
+  Builder->CreateBr(after);
+  if (elseBlock) {
+    Builder->SetInsertPoint(elseBlock);
+    codegen(op->else_case);
+    Builder->CreateBr(after);
+  }
+  Builder->SetInsertPoint(after);
+}
+
+void CodeGen_LLVM::visit(const Evaluate *op) { codegen(op->value); }
+
+void CodeGen_LLVM::visit(const Provide *op) { internal_error("codegen: Provide to " + op->name + " was not flattened"); }
+void CodeGen_LLVM::visit(const Realize *op) { internal_error("codegen: Realize of " + op->name + " was not flattened"); }
+
+} // namespace ptxjit::codegen

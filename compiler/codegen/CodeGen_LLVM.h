@@ -1,0 +1,101 @@
+#ifndef PTXJIT_CODEGEN_CODEGEN_LLVM_H
+#define PTXJIT_CODEGEN_CODEGEN_LLVM_H
+
+// Lowered IR to LLVM IR: expressions, memory, control flow and scoped symbols, shared by the
+// host and device code generators. Subclasses supply the target's loops, allocation and errors.
+
+#include "ir/IRVisitor.h"
+#include "ptxjit/Target.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ptxjit::codegen {
+
+class CodeGen_LLVM : public ir::IRVisitor {
+public:
+  CodeGen_LLVM(llvm::LLVMContext &context, const Target &target);
+
+protected:
+  llvm::LLVMContext &Context;
+  Target TheTarget;
+  std::unique_ptr<llvm::Module> Module;
+  std::unique_ptr<llvm::IRBuilder<>> Builder;
+  llvm::Function *Function = nullptr;
+  llvm::Value *Value = nullptr; // the result of the last expression visited
+
+  /// Scoped symbols: a name maps to a stack of values, innermost last.
+  void push(const std::string &name, llvm::Value *value) { Symbols[name].push_back(value); }
+  void pop(const std::string &name);
+  llvm::Value *lookup(const std::string &name) const;
+  bool has_symbol(const std::string &name) const;
+  std::map<std::string, std::vector<llvm::Value *>> Symbols;
+
+  llvm::Value *codegen(const Expr &e);
+  void codegen(const ir::Stmt &s);
+
+  llvm::Type *llvm_type_of(Type t) const;
+  /// In memory, booleans take a byte.
+  llvm::Type *storage_type_of(Type t) const;
+
+  /// Builds a serial loop for [min, min + extent) calling `body` with the loop variable.
+  void build_loop(const std::string &name, llvm::Value *min, llvm::Value *extent,
+                  const std::function<void(llvm::Value *)> &body);
+
+  using ir::IRVisitor::visit;
+  void visit(const ir::IntImm *) override;
+  void visit(const ir::UIntImm *) override;
+  void visit(const ir::FloatImm *) override;
+  void visit(const ir::Cast *) override;
+  void visit(const ir::Variable *) override;
+  void visit(const ir::Add *) override;
+  void visit(const ir::Sub *) override;
+  void visit(const ir::Mul *) override;
+  void visit(const ir::Div *) override;
+  void visit(const ir::Mod *) override;
+  void visit(const ir::Min *) override;
+  void visit(const ir::Max *) override;
+  void visit(const ir::EQ *) override;
+  void visit(const ir::NE *) override;
+  void visit(const ir::LT *) override;
+  void visit(const ir::LE *) override;
+  void visit(const ir::GT *) override;
+  void visit(const ir::GE *) override;
+  void visit(const ir::And *) override;
+  void visit(const ir::Or *) override;
+  void visit(const ir::Not *) override;
+  void visit(const ir::Select *) override;
+  void visit(const ir::Load *) override;
+  void visit(const ir::Ramp *) override;
+  void visit(const ir::Broadcast *) override;
+  void visit(const ir::Call *) override;
+  void visit(const ir::Let *) override;
+  void visit(const ir::LetStmt *) override;
+  void visit(const ir::ProducerConsumer *) override;
+  void visit(const ir::Store *) override;
+  void visit(const ir::Block *) override;
+  void visit(const ir::IfThenElse *) override;
+  void visit(const ir::Evaluate *) override;
+  void visit(const ir::Provide *) override;
+  void visit(const ir::Realize *) override;
+
+  /// A math function call; the host and device map names differently.
+  virtual llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args);
+
+private:
+  llvm::Value *compare(const ir::BaseExprNode *op, const Expr &a, const Expr &b, llvm::CmpInst::Predicate s,
+                       llvm::CmpInst::Predicate u, llvm::CmpInst::Predicate f);
+  llvm::Value *integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod);
+  llvm::Value *elementPointer(const std::string &buffer, Type t, llvm::Value *index);
+  llvm::Value *denseBase(const Expr &index);
+};
+
+} // namespace ptxjit::codegen
+
+#endif

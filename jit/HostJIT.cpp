@@ -1,0 +1,117 @@
+#include "HostJIT.h"
+
+#include "codegen/CodeGen_Host.h"
+#include "codegen/LLVMOptimizer.h"
+#include "cpu/HostRuntime.h"
+#include "ir/IR.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+
+namespace ptxjit::jit {
+
+namespace {
+
+std::string describe(llvm::Error error) {
+  std::string message;
+  llvm::handleAllErrors(std::move(error), [&](const llvm::ErrorInfoBase &e) { message += e.message(); });
+  return message;
+}
+
+struct JITState {
+  std::unique_ptr<llvm::orc::LLJIT> JIT;
+  std::unique_ptr<llvm::TargetMachine> Machine; // guarded by MachineMutex: not thread-safe
+  std::mutex MachineMutex;
+  std::string Triple;
+};
+
+JITState &state() {
+  static JITState *instance = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto *s = new JITState;
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder)
+      throw InternalError("cannot describe the host for the JIT: " + describe(builder.takeError()));
+    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto machine = builder->createTargetMachine();
+    if (!machine)
+      throw InternalError("cannot create the host target machine: " + describe(machine.takeError()));
+    s->Machine = std::move(*machine);
+    s->Triple = builder->getTargetTriple().str();
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
+    if (!jit)
+      throw InternalError("cannot create the host JIT: " + describe(jit.takeError()));
+    s->JIT = std::move(*jit);
+    llvm::orc::JITDylib &main = s->JIT->getMainJITDylib();
+    auto &es = s->JIT->getExecutionSession();
+    llvm::orc::SymbolMap runtime;
+    auto define = [&](const char *name, void *address) {
+      runtime[es.intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
+    };
+    define("ptxjit_malloc", reinterpret_cast<void *>(&ptxjit_malloc));
+    define("ptxjit_free", reinterpret_cast<void *>(&ptxjit_free));
+    define("ptxjit_assert_failed", reinterpret_cast<void *>(&ptxjit_assert_failed));
+    define("ptxjit_do_par_for", reinterpret_cast<void *>(&ptxjit_do_par_for));
+    if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime))))
+      throw InternalError("cannot define the runtime for the JIT: " + describe(std::move(error)));
+    // The C library (tanhf, memcpy, ...) comes from the process.
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        s->JIT->getDataLayout().getGlobalPrefix());
+    if (!process)
+      throw InternalError("cannot search the process for symbols: " + describe(process.takeError()));
+    main.addGenerator(std::move(*process));
+    return s;
+  }();
+  return *instance;
+}
+
+} // namespace
+
+std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pipeline, const Target &target) {
+  JITState &s = state();
+  auto start = std::chrono::steady_clock::now();
+  static std::atomic<uint64_t> counter{0};
+  std::string name = "ptxjit_" + pipeline.name + "_" + std::to_string(counter.fetch_add(1));
+
+  auto context = std::make_unique<llvm::LLVMContext>();
+  codegen::CodeGen_Host generator(*context, target);
+  std::unique_ptr<llvm::Module> module = generator.compile(pipeline, name, s.JIT->getDataLayout(), s.Triple);
+  {
+    std::lock_guard<std::mutex> lock(s.MachineMutex);
+    codegen::optimize_module(*module, *s.Machine);
+  }
+  if (lower::debug_level() >= 3) {
+    std::string text;
+    llvm::raw_string_ostream out(text);
+    module->print(out, nullptr);
+    std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", pipeline.name.c_str(), out.str().c_str());
+  }
+
+  llvm::orc::ResourceTrackerSP tracker = s.JIT->getMainJITDylib().createResourceTracker();
+  if (auto error = s.JIT->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+    throw InternalError("JIT: cannot add the module of " + pipeline.name + ": " + describe(std::move(error)));
+  auto symbol = s.JIT->lookup(name);
+  if (!symbol) {
+    std::string message = describe(symbol.takeError());
+    llvm::consumeError(tracker->remove());
+    throw InternalError("JIT: cannot compile " + pipeline.name + ": " + message);
+  }
+  std::shared_ptr<void> resources(nullptr, [tracker](void *) {
+    if (auto error = tracker->remove())
+      std::fprintf(stderr, "ptxjit: removing compiled code failed: %s\n", describe(std::move(error)).c_str());
+  });
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::make_shared<CompiledHostCode>(symbol->toPtr<PipelineFunction>(), std::move(resources), ms);
+}
+
+} // namespace ptxjit::jit

@@ -1,0 +1,37 @@
+#ifndef PTXJIT_JIT_HOSTJIT_H
+#define PTXJIT_JIT_HOSTJIT_H
+
+// The process's ORC JIT for host code. Compiled pipelines live in it until the last user of
+// their CompiledHostCode releases it. LLJIT is thread-safe; creating it happens once.
+
+#include "lower/Lower.h"
+#include "ptxjit/Target.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace ptxjit::jit {
+
+using PipelineFunction = int32_t (*)(void *context, void **args);
+
+/// Host machine code for one lowered pipeline. Removing it from the JIT on destruction.
+class CompiledHostCode {
+public:
+  CompiledHostCode(PipelineFunction function, std::shared_ptr<void> resources, double compileMs)
+      : Function(function), Resources(std::move(resources)), CompileMilliseconds(compileMs) {}
+  PipelineFunction function() const { return Function; }
+  double compile_milliseconds() const { return CompileMilliseconds; }
+
+private:
+  PipelineFunction Function;
+  std::shared_ptr<void> Resources;
+  double CompileMilliseconds;
+};
+
+/// Generates, optimizes and JIT-compiles host code for `pipeline`.
+std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pipeline, const Target &target);
+
+} // namespace ptxjit::jit
+
+#endif

@@ -1,0 +1,136 @@
+#include "ptxjit/Pipeline.h"
+
+#include "Handlers.h"
+#include "HostJIT.h"
+#include "ir/IREquality.h"
+#include "ir/IRPrinter.h"
+#include "lang/Function.h"
+#include "lang/Parameter.h"
+
+#include <map>
+#include <mutex>
+
+namespace ptxjit {
+
+namespace {
+
+std::string typeName(ptxjit_type_t t) { return to_string(Type(static_cast<Type::Code>(t.code), t.bits, t.lanes)); }
+
+// Compiled code shared by structurally identical pipelines for one target.
+std::mutex CacheMutex; // guards Cache
+std::map<std::string, std::weak_ptr<jit::CompiledHostCode>> Cache;
+
+std::string cacheKey(const lower::LoweredPipeline &lowered, const Target &target) {
+  std::string key = target.to_string() + '\0' + ir::structural_key(lowered.body);
+  for (const auto &a : lowered.arguments)
+    key += '\0' + a.name + ':' + std::to_string(a.kind) + ':' + to_string(a.type) + ':' + std::to_string(a.dimensions);
+  return key;
+}
+
+Target checkHostTarget(const Target &target) {
+  Target host = get_host_target();
+  if (target.arch() != host.arch() || target.bits() != host.bits() || target.os() != host.os())
+    throw CompileError("cannot JIT-compile for " + target.to_string() + " on this " + host.to_string() + " host");
+  return target;
+}
+
+} // namespace
+
+struct PipelineContents {
+  std::shared_ptr<FunctionContents> Output;
+  JITHandlers Handlers;
+  std::mutex Mutex; // guards Compiled and CompiledFor
+  struct Compiled {
+    lower::LoweredPipeline Lowered;
+    std::shared_ptr<jit::CompiledHostCode> Code;
+  };
+  std::shared_ptr<const Compiled> Current;
+  Target CompiledFor;
+};
+
+Pipeline::Pipeline(const Func &output) : Contents(std::make_shared<PipelineContents>()) {
+  if (!output.defined())
+    throw CompileError("Pipeline of Func " + output.name() + ", which is not defined");
+  Contents->Output = output.contents();
+}
+
+JITHandlers &Pipeline::jit_handlers() { return Contents->Handlers; }
+
+void Pipeline::compile_jit(const Target &requested) {
+  Target target = checkHostTarget(requested);
+  if (target.has_gpu_feature())
+    throw CompileError("target " + target.to_string() + ": CUDA code generation is not available yet; "
+                       "use a host target");
+  auto compiled = std::make_shared<PipelineContents::Compiled>();
+  compiled->Lowered = lower::lower(Contents->Output, target);
+  std::string key = cacheKey(compiled->Lowered, target);
+  {
+    std::lock_guard<std::mutex> lock(CacheMutex);
+    if (auto it = Cache.find(key); it != Cache.end())
+      compiled->Code = it->second.lock();
+  }
+  if (!compiled->Code) {
+    compiled->Code = jit::compile_host(compiled->Lowered, target);
+    std::lock_guard<std::mutex> lock(CacheMutex);
+    Cache[key] = compiled->Code;
+  }
+  std::lock_guard<std::mutex> lock(Contents->Mutex);
+  Contents->Current = std::move(compiled);
+  Contents->CompiledFor = target;
+}
+
+std::string Pipeline::lowered_stmt(const Target &target) const {
+  return ir::to_string(lower::lower(Contents->Output, checkHostTarget(target)).body);
+}
+
+void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
+  std::shared_ptr<const PipelineContents::Compiled> compiled;
+  {
+    std::lock_guard<std::mutex> lock(Contents->Mutex);
+    compiled = Contents->Current;
+  }
+  if (!compiled) {
+    compile_jit();
+    std::lock_guard<std::mutex> lock(Contents->Mutex);
+    compiled = Contents->Current;
+  }
+  const FunctionContents &f = *Contents->Output;
+  if (output.dimensions() != static_cast<int>(f.args.size()))
+    throw RuntimeError("output buffer of Func " + f.name + " has " + std::to_string(output.dimensions()) +
+                       " dimensions, but " + f.name + " has " + std::to_string(f.args.size()));
+  if (Type(static_cast<Type::Code>(output.type().code), output.type().bits) != f.type)
+    throw RuntimeError("output buffer of Func " + f.name + " has type " + typeName(output.type()) + ", but " +
+                       f.name + " has type " + to_string(f.type));
+
+  // Snapshots of the inputs, so each call reads one consistent set of values.
+  std::vector<RawBuffer> inputs;
+  std::vector<uint64_t> scalars;
+  inputs.reserve(compiled->Lowered.arguments.size());
+  scalars.reserve(compiled->Lowered.arguments.size());
+  std::vector<void *> args;
+  for (const lower::LoweredArgument &a : compiled->Lowered.arguments) {
+    switch (a.kind) {
+    case lower::LoweredArgument::OutputBuffer:
+      args.push_back(output.raw_buffer());
+      break;
+    case lower::LoweredArgument::InputBuffer:
+      inputs.push_back(a.param->buffer);
+      if (!inputs.back().defined() || inputs.back().dimensions() != a.dimensions)
+        throw RuntimeError("ImageParam " + a.name + " is not bound to a buffer; call " + a.name + ".set(buffer)");
+      args.push_back(inputs.back().raw_buffer());
+      break;
+    case lower::LoweredArgument::Scalar:
+      scalars.push_back(a.param->scalar_bits);
+      args.push_back(&scalars.back());
+      break;
+    }
+  }
+  jit::RealizeCall call(context, Contents->Handlers);
+  int32_t result = compiled->Code->function()(&call.Host, args.data());
+  if (result != 0)
+    throw RuntimeError("realize of " + f.name + " failed: " +
+                       (call.ErrorMessage.empty() ? std::string("error code ") + std::to_string(result)
+                                                  : call.ErrorMessage));
+}
+
+} // namespace ptxjit

@@ -1,0 +1,20 @@
+#ifndef PTXJIT_H
+#define PTXJIT_H
+
+// Everything a ptxjit user needs.
+
+#include "ptxjit/BoundaryConditions.h"
+#include "ptxjit/Buffer.h"
+#include "ptxjit/Error.h"
+#include "ptxjit/Expr.h"
+#include "ptxjit/Func.h"
+#include "ptxjit/IROperator.h"
+#include "ptxjit/JIT.h"
+#include "ptxjit/Param.h"
+#include "ptxjit/Pipeline.h"
+#include "ptxjit/RDom.h"
+#include "ptxjit/Target.h"
+#include "ptxjit/Type.h"
+#include "ptxjit/Var.h"
+
+#endif

@@ -1,0 +1,84 @@
+#include "ThreadPool.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ptxjit::runtime {
+
+struct ThreadPool::Job {
+  void *Context;
+  ptxjit_task_fn Task;
+  uint8_t *Closure;
+  int32_t Next, End;
+  int Running = 0;
+  int32_t Error = 0;
+};
+
+ThreadPool &ThreadPool::instance() {
+  static ThreadPool pool([] {
+    const char *env = std::getenv("PTXJIT_NUM_THREADS");
+    int n = env ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, n);
+  }());
+  return pool;
+}
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i)
+    Workers.emplace_back([this] { workerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(Mutex);
+    ShuttingDown = true;
+  }
+  WorkAvailable.notify_all();
+  for (std::thread &t : Workers)
+    t.join();
+}
+
+void ThreadPool::work(Job &job, std::unique_lock<std::mutex> &lock) {
+  while (job.Next < job.End && job.Error == 0) {
+    int32_t index = job.Next++;
+    if (job.Next == job.End)
+      Jobs.erase(std::remove(Jobs.begin(), Jobs.end(), &job), Jobs.end());
+    ++job.Running;
+    lock.unlock();
+    int32_t result = job.Task(job.Context, index, job.Closure);
+    lock.lock();
+    --job.Running;
+    if (result != 0 && job.Error == 0) {
+      job.Error = result;
+      Jobs.erase(std::remove(Jobs.begin(), Jobs.end(), &job), Jobs.end());
+    }
+  }
+  if (job.Running == 0)
+    JobFinished.notify_all();
+}
+
+void ThreadPool::workerLoop() {
+  std::unique_lock<std::mutex> lock(Mutex);
+  while (true) {
+    WorkAvailable.wait(lock, [this] { return ShuttingDown || !Jobs.empty(); });
+    if (ShuttingDown)
+      return;
+    work(*Jobs.front(), lock);
+  }
+}
+
+int32_t ThreadPool::parallel_for(void *context, ptxjit_task_fn task, int32_t min, int32_t extent, uint8_t *closure) {
+  if (extent <= 0)
+    return 0;
+  Job job{context, task, closure, min, min + extent};
+  std::unique_lock<std::mutex> lock(Mutex);
+  if (!Workers.empty() && extent > 1) {
+    Jobs.push_back(&job);
+    WorkAvailable.notify_all();
+  }
+  work(job, lock);
+  JobFinished.wait(lock, [&] { return job.Running == 0 && (job.Next >= job.End || job.Error != 0); });
+  return job.Error;
+}
+
+} // namespace ptxjit::runtime
