@@ -50,7 +50,9 @@ Func mirror_image(const ImageParam &image) {
   for (int d = 0; d < image.dimensions(); ++d) {
     Expr extent = image.extent(d);
     Expr t = (Expr(vars[d]) - image.min(d)) % (2 * extent);
-    coords.push_back(image.min(d) + select(t < extent, t, 2 * extent - 1 - t));
+    // The clamp never binds; it tells bounds inference the coordinate stays inside the image.
+    Expr reflected = select(t < extent, t, 2 * extent - 1 - t);
+    coords.push_back(image.min(d) + clamp(reflected, 0, extent - 1));
   }
   Func f(image.name() + "_mirror_image");
   f(asExprs(vars)) = image(coords);

@@ -70,13 +70,13 @@ Type ImageParam::type() const { return Contents->type; }
 Expr ImageParam::min(int d) const {
   if (d < 0 || d >= dimensions())
     throw CompileError("ImageParam " + name() + " has no dimension " + std::to_string(d));
-  return ir::Variable::make(Int(32), buffer_field_name(name(), "min", d));
+  return ir::Variable::make(Int(32), buffer_field_name(name(), "min", d), Contents);
 }
 
 Expr ImageParam::extent(int d) const {
   if (d < 0 || d >= dimensions())
     throw CompileError("ImageParam " + name() + " has no dimension " + std::to_string(d));
-  return ir::Variable::make(Int(32), buffer_field_name(name(), "extent", d));
+  return ir::Variable::make(Int(32), buffer_field_name(name(), "extent", d), Contents);
 }
 
 Expr ImageParam::operator()(std::vector<Expr> args) const {

@@ -22,11 +22,19 @@ public:
 
 private:
   using IRVisitor::visit;
+  void add(const std::shared_ptr<ParameterContents> &image) {
+    if (std::find(Images.begin(), Images.end(), image) == Images.end())
+      Images.push_back(image);
+  }
   void visit(const Call *op) override {
     IRVisitor::visit(op);
-    if (op->call_type == Call::Image && op->param &&
-        std::find(Images.begin(), Images.end(), op->param) == Images.end())
-      Images.push_back(op->param);
+    if (op->call_type == Call::Image && op->param)
+      add(op->param);
+  }
+  // An image's bounds (in.width(), ...) make it an argument even when it is never read.
+  void visit(const Variable *op) override {
+    if (op->param && op->param->is_buffer)
+      add(op->param);
   }
 };
 

@@ -20,7 +20,7 @@ namespace ptxjit::lower {
 ir::Stmt add_image_checks(const ir::Stmt &s, const std::string &output, int outputDimensions,
                           const std::vector<std::shared_ptr<ParameterContents>> &images);
 
-/// The images a statement calls, in first-use order.
+/// The images a statement reads or whose bounds it uses, in first-use order.
 std::vector<std::shared_ptr<ParameterContents>> find_images(const ir::Stmt &s);
 
 } // namespace ptxjit::lower

@@ -2,6 +2,7 @@
 
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Substitute.h"
 
 #include <optional>
 
@@ -19,6 +20,9 @@ public:
 private:
   const BoxQuery &Query;
   Scope TheScope;
+  // The values of the lets walked through, in terms of variables outside them: loop bounds keep
+  // the correlation between a loop's min and extent that intervals alone would lose.
+  std::map<std::string, Expr> LetValues;
 
   using IRVisitor::visit;
 
@@ -56,7 +60,14 @@ private:
 
   void visit(const LetStmt *op) override {
     op->value.accept(this);
+    Expr value = substitute(LetValues, op->value);
+    auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
+    LetValues[op->name] = value;
     bind(op->name, bounds_of_expr_in_scope(op->value, TheScope), op->body);
+    if (saved)
+      LetValues[op->name] = *saved;
+    else
+      LetValues.erase(op->name);
   }
 
   void visit(const Let *op) override {
@@ -67,15 +78,22 @@ private:
   void visit(const For *op) override {
     op->min.accept(this);
     op->extent.accept(this);
-    Interval min = bounds_of_expr_in_scope(op->min, TheScope);
-    Interval extent = bounds_of_expr_in_scope(op->extent, TheScope);
-    Interval range{min.min, min.max.defined() && extent.max.defined()
-                                ? simplify(Sub::make(Add::make(min.max, extent.max), make_one_like(min.max)))
-                                : Expr()};
+    Expr first = simplify(substitute(LetValues, op->min));
+    Expr last = simplify(substitute(LetValues, Sub::make(Add::make(op->min, op->extent), IntImm::make(op->min.type(), 1))));
+    Interval range{bounds_of_expr_in_scope(first, TheScope).min, bounds_of_expr_in_scope(last, TheScope).max};
+    // The loop variable shadows any let of the same name inside the loop.
+    auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
+    LetValues.erase(op->name);
     bind(op->name, range, op->body);
+    if (saved)
+      LetValues[op->name] = *saved;
   }
 
-  static Expr make_one_like(const Expr &e) { return IntImm::make(e.type(), 1); }
+  // A guard's limit is usually a let such as x.loop_max = x.loop_min + x.loop_extent - 1; its
+  // value, simplified, is tighter than the sum of its parts' intervals.
+  Interval limitBounds(const Expr &limit, const Scope &scope) {
+    return bounds_of_expr_in_scope(simplify(substitute(LetValues, limit)), scope);
+  }
 
   // Narrows variables tested by `condition` (conjunctions of var <= e, var < e, var >= e, var > e).
   void narrow(const Expr &condition, Scope &scope) {
@@ -89,7 +107,7 @@ private:
       if (!v || !scope.count(v->name))
         return;
       Interval &i = scope[v->name];
-      Interval l = bounds_of_expr_in_scope(limit, scope);
+      Interval l = limitBounds(limit, scope);
       if (l.max.defined())
         i.max = i.max.defined() ? simplify(Min::make(i.max, l.max)) : l.max;
     };
@@ -98,7 +116,7 @@ private:
       if (!v || !scope.count(v->name))
         return;
       Interval &i = scope[v->name];
-      Interval l = bounds_of_expr_in_scope(limit, scope);
+      Interval l = limitBounds(limit, scope);
       if (l.min.defined())
         i.min = i.min.defined() ? simplify(Max::make(i.min, l.min)) : l.min;
     };

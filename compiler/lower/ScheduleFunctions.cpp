@@ -167,49 +167,93 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
   Stmt body = Provide::make(f.name, substitute(renames, d.value), args);
 
   const StageSchedule &schedule = d.schedule;
-  auto loopVar = [&](const std::string &v, const char *field) { return var(prefix + v + "." + field); };
+
+  // Each loop's bounds are lets named <base>.loop_min/loop_extent/loop_max. A split may reuse the
+  // old name for a new loop (split(x, x, xi)); the new loop then gets a base of its own, so the
+  // old variable's bounds stay visible to the let that defines it.
+  std::map<std::string, std::string> base;
+  for (const Dim &dim : schedule.dims)
+    base[dim.var] = prefix + dim.var;
+  for (const Split &s : schedule.splits) {
+    base.emplace(s.old_var, prefix + s.old_var);
+    base.emplace(s.outer, prefix + s.outer);
+    base.emplace(s.inner, prefix + s.inner);
+  }
+  struct SplitBases {
+    std::string old_var, outer, inner;
+  };
+  std::vector<SplitBases> splitBases;
+  for (size_t k = 0; k < schedule.splits.size(); ++k) {
+    const Split &s = schedule.splits[k];
+    const std::string suffix = ".split" + std::to_string(k);
+    SplitBases b;
+    if (s.kind == Split::SplitVar) {
+      b.old_var = base[s.old_var];
+      b.outer = prefix + s.outer + (s.outer == s.old_var ? suffix : "");
+      b.inner = prefix + s.inner + (s.inner == s.old_var ? suffix : "");
+      base[s.outer] = b.outer;
+      base[s.inner] = b.inner;
+    } else {
+      b.inner = base[s.inner];
+      b.outer = base[s.outer];
+      b.old_var = prefix + s.old_var + (s.old_var == s.inner ? suffix : "");
+      base[s.old_var] = b.old_var;
+    }
+    splitBases.push_back(b);
+  }
+  auto bound = [](const std::string &b, const char *field) { return var(b + "." + field); };
 
   // Points past the end of a split loop are skipped.
-  for (const Split &s : schedule.splits)
-    if (s.kind == Split::SplitVar)
-      body = IfThenElse::make(LE::make(var(prefix + s.old_var), loopVar(s.old_var, "loop_max")), body);
+  for (size_t k = 0; k < schedule.splits.size(); ++k)
+    if (schedule.splits[k].kind == Split::SplitVar)
+      body = IfThenElse::make(LE::make(var(prefix + schedule.splits[k].old_var), bound(splitBases[k].old_var, "loop_max")),
+                              body);
 
-  // Each split variable is defined from its outer and inner loops, innermost last.
-  for (const Split &s : schedule.splits) {
+  // Each split variable is defined from its outer and inner loops; later splits define the
+  // variables earlier ones use, so they go outside.
+  for (size_t k = 0; k < schedule.splits.size(); ++k) {
+    const Split &s = schedule.splits[k];
+    const SplitBases &b = splitBases[k];
     if (s.kind == Split::SplitVar) {
-      Expr value = var(prefix + s.outer) * s.factor + var(prefix + s.inner) + loopVar(s.old_var, "loop_min");
+      Expr value = var(prefix + s.outer) * s.factor + var(prefix + s.inner) + bound(b.old_var, "loop_min");
       body = LetStmt::make(prefix + s.old_var, value, body);
     } else {
+      // The clamps never bind; they let bounds inference see each variable's exact range.
       Expr fused = var(prefix + s.old_var);
-      Expr innerExtent = loopVar(s.inner, "loop_extent");
-      body = LetStmt::make(prefix + s.inner, Mod::make(fused, innerExtent) + loopVar(s.inner, "loop_min"), body);
-      body = LetStmt::make(prefix + s.outer, Div::make(fused, innerExtent) + loopVar(s.outer, "loop_min"), body);
+      Expr innerExtent = bound(b.inner, "loop_extent");
+      Expr inner = max(min(Mod::make(fused, innerExtent), innerExtent - 1), 0);
+      Expr outer = max(min(Div::make(fused, innerExtent), bound(b.outer, "loop_extent") - 1), 0);
+      body = LetStmt::make(prefix + s.inner, inner + bound(b.inner, "loop_min"), body);
+      body = LetStmt::make(prefix + s.outer, outer + bound(b.outer, "loop_min"), body);
     }
   }
 
   for (const Dim &dim : schedule.dims)
-    body = For::make(prefix + dim.var, loopVar(dim.var, "loop_min"), loopVar(dim.var, "loop_extent"), dim.for_type,
-                     body);
+    body = For::make(prefix + dim.var, bound(base[dim.var], "loop_min"), bound(base[dim.var], "loop_extent"),
+                     dim.for_type, body);
 
   // Loop bounds, outermost first: the region or RDom, then each split's loops.
   std::vector<std::pair<std::string, Expr>> lets;
-  auto defineLoop = [&](const std::string &v, Expr min, Expr extent) {
-    lets.emplace_back(prefix + v + ".loop_min", min);
-    lets.emplace_back(prefix + v + ".loop_extent", extent);
-    lets.emplace_back(prefix + v + ".loop_max", loopVar(v, "loop_min") + loopVar(v, "loop_extent") - 1);
+  auto defineLoop = [&](const std::string &b, Expr min, Expr extent) {
+    lets.emplace_back(b + ".loop_min", min);
+    lets.emplace_back(b + ".loop_extent", extent);
+    lets.emplace_back(b + ".loop_max", bound(b, "loop_min") + bound(b, "loop_extent") - 1);
   };
   for (size_t i = 0; i < d.args.size(); ++i)
     if (const auto *v = d.args[i].as<Variable>(); v && v->name == f.args[i])
-      defineLoop(v->name, var(prefix + v->name + ".min"), var(prefix + v->name + ".max") - var(prefix + v->name + ".min") + 1);
+      defineLoop(prefix + v->name, var(prefix + v->name + ".min"),
+                 var(prefix + v->name + ".max") - var(prefix + v->name + ".min") + 1);
   if (d.rdom)
     for (const ReductionVariable &rv : d.rdom->domain)
-      defineLoop(rv.var, substitute(renames, rv.min), substitute(renames, rv.extent));
-  for (const Split &s : schedule.splits) {
+      defineLoop(prefix + rv.var, substitute(renames, rv.min), substitute(renames, rv.extent));
+  for (size_t k = 0; k < schedule.splits.size(); ++k) {
+    const Split &s = schedule.splits[k];
+    const SplitBases &b = splitBases[k];
     if (s.kind == Split::SplitVar) {
-      defineLoop(s.outer, 0, (loopVar(s.old_var, "loop_extent") + s.factor - 1) / s.factor);
-      defineLoop(s.inner, 0, s.factor);
+      defineLoop(b.outer, 0, (bound(b.old_var, "loop_extent") + s.factor - 1) / s.factor);
+      defineLoop(b.inner, 0, s.factor);
     } else {
-      defineLoop(s.old_var, 0, loopVar(s.inner, "loop_extent") * loopVar(s.outer, "loop_extent"));
+      defineLoop(b.old_var, 0, bound(b.inner, "loop_extent") * bound(b.outer, "loop_extent"));
     }
   }
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)

@@ -32,13 +32,15 @@ class FlattenStorage : public IRMutator {
     for (const Range &r : op->bounds)
       extents.push_back(r.extent);
     Stmt result = Allocate::make(op->name, op->type, extents, body);
-    // Strides are products of the extents inside.
+    // Index arithmetic names the storage's mins and strides; strides multiply the extents inside.
     for (size_t i = op->bounds.size(); i-- > 1;) {
       Expr stride = i == 1 ? op->bounds[0].extent
                            : Mul::make(var(buffer_field_name(op->name, "stride", static_cast<int>(i - 1))),
                                        op->bounds[i - 1].extent);
       result = LetStmt::make(buffer_field_name(op->name, "stride", static_cast<int>(i)), stride, result);
     }
+    for (size_t i = op->bounds.size(); i-- > 0;)
+      result = LetStmt::make(buffer_field_name(op->name, "min", static_cast<int>(i)), op->bounds[i].min, result);
     return result;
   }
 

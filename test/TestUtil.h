@@ -1,0 +1,51 @@
+#ifndef PTXJIT_TEST_TESTUTIL_H
+#define PTXJIT_TEST_TESTUTIL_H
+
+// Fresh random inputs (the seed is printed on failure) and comparisons against references.
+
+#include "ptxjit/Buffer.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <type_traits>
+
+namespace ptxjit::test {
+
+inline uint32_t fresh_seed() {
+  static std::random_device device;
+  return device();
+}
+
+template <typename T> void fill_random(const Buffer<T> &b, uint32_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937 rng(seed);
+  b.for_each_element([&](const std::vector<int> &c) {
+    if constexpr (std::is_floating_point_v<T>)
+      b.at(c) = static_cast<T>(std::uniform_real_distribution<double>(lo, hi)(rng));
+    else
+      b.at(c) = static_cast<T>(std::uniform_int_distribution<int64_t>(static_cast<int64_t>(lo), static_cast<int64_t>(hi))(rng));
+  });
+}
+
+/// Checks every element of `actual` against reference(coords), with a relative tolerance for floats.
+template <typename T, typename F> void check_against(const Buffer<T> &actual, F reference, double tolerance = 1e-5) {
+  int mismatches = 0;
+  actual.for_each_element([&](const std::vector<int> &c) {
+    double expected = static_cast<double>(reference(c));
+    double got = static_cast<double>(actual.at(c));
+    bool ok = std::is_floating_point_v<T> ? std::fabs(got - expected) <= tolerance * std::max(1.0, std::fabs(expected))
+                                          : got == expected;
+    if (!ok && ++mismatches <= 5) {
+      std::string where;
+      for (int v : c)
+        where += (where.empty() ? "" : ", ") + std::to_string(v);
+      FAIL_CHECK("at (" << where << "): expected " << expected << ", got " << got);
+    }
+  });
+  CHECK(mismatches == 0);
+}
+
+} // namespace ptxjit::test
+
+#endif

@@ -1,0 +1,286 @@
+// End-to-end pipelines on the host target, checked against plain C++ on fresh random data.
+
+#include "TestUtil.h"
+#include "ptxjit.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace ptxjit;
+using namespace ptxjit::test;
+
+namespace {
+
+float clampedAt(const Buffer<float> &in, int x, int y) {
+  x = std::clamp(x, in.min(0), in.min(0) + in.extent(0) - 1);
+  y = std::clamp(y, in.min(1), in.min(1) + in.extent(1) - 1);
+  return in(x, y);
+}
+
+} // namespace
+
+TEST_CASE("Pointwise arithmetic, casts and math", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  ImageParam bytes(UInt(8), 2, "bytes");
+  Param<float> scale("scale");
+  Var x("x"), y("y");
+  Func f("pointwise");
+  Expr v = in(x, y);
+  Expr b = cast<int>(bytes(x, y));
+  f(x, y) = sqrt(abs(v) + 1.0f) * scale + exp(v) - log(abs(v) + 2.0f) + pow(abs(v) + 0.5f, 1.5f) +
+            sin(v) * cos(v) + tanh(v) + floor(v * 7.0f) + ceil(v * 3.0f) + round(v * 5.0f) +
+            cast<float>(b % 7 - b / 3) + select(v > 0.25f, cast<float>(max(b, 100)), cast<float>(min(b, 17)));
+  for (auto [w, h] : {std::pair{37, 11}, std::pair{64, 64}, std::pair{1, 1}}) {
+    INFO(w << "x" << h);
+    Buffer<float> input(w, h);
+    Buffer<uint8_t> byteInput(w, h);
+    fill_random(input, seed, -2.0, 2.0);
+    fill_random(byteInput, seed + 1, 0, 255);
+    in.set(input);
+    bytes.set(byteInput);
+    scale.set(1.75f);
+    Pipeline p(f);
+    Buffer<float> out = p.realize<float>({w, h});
+    check_against(out, [&](const std::vector<int> &c) {
+      float vv = input(c[0], c[1]);
+      int bb = byteInput(c[0], c[1]);
+      return std::sqrt(std::fabs(vv) + 1.0f) * 1.75f + std::exp(vv) - std::log(std::fabs(vv) + 2.0f) +
+             std::pow(std::fabs(vv) + 0.5f, 1.5f) + std::sin(vv) * std::cos(vv) + std::tanh(vv) +
+             std::floor(vv * 7.0f) + std::ceil(vv * 3.0f) + std::nearbyint(vv * 5.0f) +
+             float(bb % 7 - bb / 3) + (vv > 0.25f ? float(std::max(bb, 100)) : float(std::min(bb, 17)));
+    }, 1e-4);
+  }
+}
+
+TEST_CASE("Integer division and modulo are Euclidean", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam a(Int(32), 1, "a"), b(Int(32), 1, "b");
+  Var x("x");
+  Func q("q"), r("r");
+  q(x) = a(x) / b(x) + a(x) / 4 + a(x) / 3;
+  r(x) = a(x) % b(x) + a(x) % 8;
+  Buffer<int> av(1000), bv(1000);
+  fill_random(av, seed, -1000, 1000);
+  fill_random(bv, seed + 1, -9, 9);
+  a.set(av);
+  b.set(bv);
+  auto ediv = [](int64_t n, int64_t d) -> int64_t {
+    if (d == 0)
+      return 0;
+    int64_t qq = n / d, rr = n % d;
+    return rr < 0 ? (d > 0 ? qq - 1 : qq + 1) : qq;
+  };
+  auto emod = [&](int64_t n, int64_t d) -> int64_t { return d == 0 ? 0 : n - ediv(n, d) * d; };
+  Buffer<int> qo = Pipeline(q).realize<int>({1000});
+  Buffer<int> ro = Pipeline(r).realize<int>({1000});
+  check_against(qo, [&](const std::vector<int> &c) {
+    int64_t n = av(c[0]);
+    return ediv(n, bv(c[0])) + ediv(n, 4) + ediv(n, 3);
+  });
+  check_against(ro, [&](const std::vector<int> &c) { return emod(av(c[0]), bv(c[0])) + emod(av(c[0]), 8); });
+}
+
+namespace {
+
+// out = 3x3 box blur of `in` (no boundary handling: the input is larger than the output).
+void checkBlur3x3(Func &blur, ImageParam &in, uint32_t seed, int w, int h) {
+  Buffer<float> input(w + 2, h + 2);
+  input.set_min({-1, -1});
+  fill_random(input, seed);
+  in.set(input);
+  Pipeline p(blur);
+  Buffer<float> out = p.realize<float>({w, h});
+  check_against(out, [&](const std::vector<int> &c) {
+    float sum = 0;
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx)
+        sum += input(c[0] + dx, c[1] + dy);
+    return sum / 9.0f;
+  });
+}
+
+struct Blur3x3 {
+  ImageParam in{Float(32), 2, "in"};
+  Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
+  Func bx{"blur_x"}, by{"blur_y"};
+  Blur3x3() {
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
+  }
+};
+
+} // namespace
+
+TEST_CASE("3x3 blur: inline, compute_root, compute_at", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  SECTION("inline") {
+    Blur3x3 b;
+    checkBlur3x3(b.by, b.in, seed, 67, 23);
+  }
+  SECTION("compute_root") {
+    Blur3x3 b;
+    b.bx.compute_root();
+    checkBlur3x3(b.by, b.in, seed, 67, 23);
+  }
+  SECTION("compute_at a row") {
+    Blur3x3 b;
+    b.bx.compute_at(b.by, b.y);
+    checkBlur3x3(b.by, b.in, seed, 31, 40);
+  }
+  SECTION("compute_at a tile, store_root") {
+    Blur3x3 b;
+    b.by.tile(b.x, b.y, b.xi, b.yi, 16, 8);
+    b.bx.compute_at(b.by, b.x).store_root();
+    checkBlur3x3(b.by, b.in, seed, 45, 19);
+  }
+  SECTION("tiled, vectorized and parallel") {
+    Blur3x3 b;
+    b.by.tile(b.x, b.y, b.xi, b.yi, 32, 8).vectorize(b.xi, 8).parallel(b.y);
+    b.bx.compute_at(b.by, b.x).vectorize(b.x, 8);
+    checkBlur3x3(b.by, b.in, seed, 101, 37);
+    checkBlur3x3(b.by, b.in, seed + 1, 7, 3);
+  }
+}
+
+TEST_CASE("Separable blur with boundary conditions", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 41, h = 29;
+  Buffer<float> input(w, h);
+  fill_random(input, seed);
+  auto mirror = [](int v, int n) {
+    int t = ((v % (2 * n)) + 2 * n) % (2 * n);
+    return t < n ? t : 2 * n - 1 - t;
+  };
+  struct Case {
+    const char *Name;
+    std::function<Func(const ImageParam &)> Make;
+    std::function<float(int, int)> Reference;
+  };
+  std::vector<Case> cases = {
+      {"repeat_edge", [](const ImageParam &i) { return BoundaryConditions::repeat_edge(i); },
+       [&](int x, int y) { return clampedAt(input, x, y); }},
+      {"constant_exterior", [](const ImageParam &i) { return BoundaryConditions::constant_exterior(i, 0.5f); },
+       [&](int x, int y) { return (x < 0 || y < 0 || x >= w || y >= h) ? 0.5f : input(x, y); }},
+      {"mirror_image", [](const ImageParam &i) { return BoundaryConditions::mirror_image(i); },
+       [&](int x, int y) { return input(mirror(x, w), mirror(y, h)); }},
+  };
+  for (const Case &c : cases) {
+    INFO(c.Name);
+    ImageParam in(Float(32), 2, "in");
+    in.set(input);
+    Func bounded = c.Make(in);
+    Var x("x"), y("y");
+    Func bx("bx"), by("by");
+    bx(x, y) = bounded(x - 2, y) + bounded(x, y) * 2.0f + bounded(x + 2, y);
+    by(x, y) = bx(x, y - 2) + bx(x, y) * 2.0f + bx(x, y + 2);
+    bx.compute_root().vectorize(x, 4);
+    Pipeline p(by);
+    // The output extends past the input on every side.
+    Buffer<float> out(w + 10, h + 6);
+    out.set_min({-5, -3});
+    p.realize(out);
+    check_against(out, [&](const std::vector<int> &p2) {
+      auto rx = [&](int xx, int yy) { return c.Reference(xx - 2, yy) + c.Reference(xx, yy) * 2.0f + c.Reference(xx + 2, yy); };
+      return rx(p2[0], p2[1] - 2) + rx(p2[0], p2[1]) * 2.0f + rx(p2[0], p2[1] + 2);
+    });
+  }
+}
+
+TEST_CASE("Histogram with an RDom", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 2, "in");
+  Buffer<uint8_t> input(123, 45);
+  fill_random(input, seed, 0, 255);
+  in.set(input);
+  RDom r(0, in.width(), 0, in.height(), "r");
+  Func hist("hist");
+  hist(cast<int>(in(r.x, r.y))) += 1;
+  Buffer<int> out = Pipeline(hist).realize<int>({256});
+  std::vector<int> expected(256, 0);
+  for (int yy = 0; yy < 45; ++yy)
+    for (int xx = 0; xx < 123; ++xx)
+      ++expected[input(xx, yy)];
+  check_against(out, [&](const std::vector<int> &c) { return expected[c[0]]; });
+}
+
+TEST_CASE("Matrix multiply with an RDom", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int n = 37, m = 29, k = 53;
+  ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+  Buffer<float> a(k, n), b(m, k);
+  fill_random(a, seed);
+  fill_random(b, seed + 1);
+  A.set(a);
+  B.set(b);
+  Var x("x"), y("y"), xi("xi");
+  RDom r(0, k, "r");
+  Func prod("prod"), out("matmul");
+  prod(x, y) = 0.0f;
+  prod(x, y) += A(r, y) * B(x, r);
+  out(x, y) = prod(x, y);
+  prod.compute_at(out, y).vectorize(x, 8);
+  prod.update(0).reorder(x, r).vectorize(x, 8);
+  out.parallel(y).vectorize(x, 8);
+  Buffer<float> c = Pipeline(out).realize<float>({m, n});
+  check_against(c, [&](const std::vector<int> &p) {
+    float sum = 0;
+    for (int kk = 0; kk < k; ++kk)
+      sum += a(kk, p[1]) * b(p[0], kk);
+    return sum;
+  }, 1e-4);
+}
+
+TEST_CASE("Multi-stage pipeline with parallel and vectorize and tails", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Param<float> gain("gain");
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func clamped("clamped"), brighten("brighten"), sharpen("sharpen"), result("result");
+  clamped = BoundaryConditions::repeat_edge(in);
+  brighten(x, y) = clamped(x, y) * gain;
+  sharpen(x, y) = brighten(x, y) * 2.0f - (brighten(x - 1, y) + brighten(x + 1, y)) * 0.5f;
+  result(x, y) = cast<uint8_t>(clamp(sharpen(x, y) * 100.0f + 128.0f, 0.0f, 255.0f));
+  brighten.compute_root().parallel(y).vectorize(x, 8);
+  sharpen.compute_at(result, y).vectorize(x, 4);
+  result.split(x, xo, xi, 16).vectorize(xi).parallel(y);
+  for (auto [w, h] : {std::pair{97, 13}, std::pair{16, 1}, std::pair{5, 7}, std::pair{130, 66}}) {
+    INFO(w << "x" << h);
+    Buffer<float> input(w, h);
+    fill_random(input, seed);
+    in.set(input);
+    gain.set(1.25f);
+    Buffer<uint8_t> out = Pipeline(result).realize<uint8_t>({w, h});
+    check_against(out, [&](const std::vector<int> &c) {
+      auto bright = [&](int xx) { return clampedAt(input, xx, c[1]) * 1.25f; };
+      float s = bright(c[0]) * 2.0f - (bright(c[0] - 1) + bright(c[0] + 1)) * 0.5f;
+      return static_cast<uint8_t>(std::clamp(s * 100.0f + 128.0f, 0.0f, 255.0f));
+    });
+  }
+}
+
+TEST_CASE("Fuse, unroll, reorder and a Func with an update over pure vars", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int> input(19, 11);
+  fill_random(input, seed, -100, 100);
+  in.set(input);
+  Var x("x"), y("y"), xy("xy");
+  Func f("f"), g("g");
+  f(x, y) = in(x, y) * 3;
+  f(x, y) = f(x, y) + x - y;
+  f.compute_root().unroll(x, 3);
+  f.update(0).reorder(y, x);
+  g(x, y) = f(x, y) + 1;
+  g.fuse(x, y, xy).parallel(xy);
+  Buffer<int> out = Pipeline(g).realize<int>({19, 11});
+  check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 3 + c[0] - c[1] + 1; });
+}
