@@ -1,0 +1,115 @@
+// The IR: construction, type promotion, printing, structural equality, simplification, intervals.
+
+#include "ir/Constants.h"
+#include "ir/IREquality.h"
+#include "ir/IRPrinter.h"
+#include "ir/Interval.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "ptxjit.h"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+
+using namespace ptxjit;
+using namespace ptxjit::ir;
+
+namespace {
+Expr v(const char *name, Type t = Int(32)) { return Variable::make(t, name); }
+} // namespace
+
+TEST_CASE("Operators promote types like C++ and adapt literals", "[unit][ir]") {
+  Expr i8 = v("a", Int(8)), u8 = v("b", UInt(8)), i32 = v("c"), f32 = v("d", Float(32)), f64 = v("e", Float(64));
+  CHECK((i8 + 1).type() == Int(8));
+  CHECK((u8 * 2).type() == UInt(8));
+  CHECK((i8 + i32).type() == Int(32));
+  CHECK((u8 + i8).type() == Int(8));
+  CHECK((i32 + f32).type() == Float(32));
+  CHECK((f32 + f64).type() == Float(64));
+  CHECK((f32 * 2.0).type() == Float(32));
+  CHECK((i32 + 1.5f).type() == Float(32));
+  CHECK((i32 < 3).type() == Bool());
+  CHECK(select(f32 > 0.0f, i8, 3).type() == Int(8));
+  CHECK_THROWS_WITH(u8 + 300, Catch::Contains("300") && Catch::Contains("uint8"));
+  CHECK_THROWS_WITH(i32 && i32, Catch::Contains("boolean"));
+  CHECK_THROWS_AS(Expr() + 1, CompileError);
+}
+
+TEST_CASE("The printer writes readable IR", "[unit][ir]") {
+  Expr x = v("x");
+  CHECK(to_string(x + 1) == "(x + 1)");
+  CHECK(to_string(min(x, 3) * 2.5f) == "(float32(min(x, 3)) * 2.5f)");
+  CHECK(to_string(cast<uint8_t>(x)) == "uint8(x)");
+  Stmt s = For::make("x", 0, 10, ForType::Parallel, Store::make("f", x * 2, x));
+  CHECK(to_string(s) == "parallel (x, 0, 10) {\n  f[x] = (x * 2)\n}\n");
+}
+
+TEST_CASE("Structural equality and hashing", "[unit][ir]") {
+  Expr a = v("x") * 3 + v("y"), b = v("x") * 3 + v("y"), c = v("x") * 3 + v("z");
+  CHECK(equal(a, b));
+  CHECK_FALSE(a.same_as(b));
+  CHECK(structural_hash(a) == structural_hash(b));
+  CHECK_FALSE(equal(a, c));
+  CHECK_FALSE(equal(Expr(1), Expr(int64_t(1))));
+  CHECK_FALSE(equal(v("ab"), Expr(v("a"))));
+}
+
+TEST_CASE("The simplifier folds constants and normalizes sums", "[unit][ir]") {
+  Expr x = v("x"), y = v("y");
+  CHECK(equal(simplify(Expr(3) + 4 * 5), Expr(23)));
+  CHECK(equal(simplify((x + 3) - (x - 2)), Expr(5)));
+  CHECK(equal(simplify((x + y) - y), x));
+  CHECK(equal(simplify(x * 1 + 0), x));
+  CHECK(equal(simplify(min(x + 1, x + 4)), simplify(x + 1)));
+  CHECK(equal(simplify(max(min(x, 3), 3)), Expr(3)) == false); // max(min(x,3),3) is 3 only with more rules
+  CHECK(equal(simplify(x < x + 1), make_bool(true)));
+  CHECK(equal(simplify(select(Expr(2) > 1, x, y)), x));
+  CHECK(equal(simplify(cast<float>(Expr(7)) / 2.0f), Expr(3.5f)));
+  CHECK(equal(simplify(Let::make("t", Expr(4), Variable::make(Int(32), "t") * x)), simplify(x * 4)));
+  Stmt loop = For::make("i", 0, 1, ForType::Serial, Store::make("f", v("i"), v("i")));
+  CHECK(to_string(simplify(loop)) == "f[0] = 0\n");
+}
+
+TEST_CASE("Constant folding of / and % matches Euclidean division", "[unit][ir]") {
+  std::mt19937 rng(std::random_device{}());
+  for (int i = 0; i < 2000; ++i) {
+    int a = static_cast<int>(rng() % 2001) - 1000, b = static_cast<int>(rng() % 21) - 10;
+    int64_t q = *as_const_int(simplify(Expr(a) / Expr(b)));
+    int64_t r = *as_const_int(simplify(Expr(a) % Expr(b)));
+    INFO(a << " / " << b);
+    if (b == 0) {
+      CHECK(q == 0);
+      CHECK(r == 0);
+    } else {
+      CHECK(r >= 0);
+      CHECK(r < std::abs(b));
+      CHECK(q * b + r == a);
+    }
+  }
+}
+
+TEST_CASE("Substitution respects shadowing", "[unit][ir]") {
+  Expr x = v("x");
+  Expr e = x + Let::make("x", Expr(2), x * 3);
+  CHECK(to_string(substitute("x", Expr(7), e)) == "(7 + (let x = 2 in (x * 3)))");
+  CHECK(uses_variable(e, "x"));
+  CHECK_FALSE(uses_variable(e, "y"));
+}
+
+TEST_CASE("Interval arithmetic bounds expressions", "[unit][ir]") {
+  Scope scope{{"x", {Expr(0), Expr(9)}}, {"y", {Expr(-2), Expr(3)}}};
+  auto bounds = [&](const Expr &e) {
+    Interval i = bounds_of_expr_in_scope(e, scope);
+    return std::make_pair(as_const_int(simplify(i.min)), as_const_int(simplify(i.max)));
+  };
+  CHECK(bounds(v("x") * 2 - v("y")) == std::make_pair(std::optional<int64_t>(-3), std::optional<int64_t>(20)));
+  CHECK(bounds(clamp(v("x") * 100, 5, 17)) == std::make_pair(std::optional<int64_t>(5), std::optional<int64_t>(17)));
+  CHECK(bounds(v("x") % 4) == std::make_pair(std::optional<int64_t>(0), std::optional<int64_t>(3)));
+  CHECK(bounds(v("x") / 2) == std::make_pair(std::optional<int64_t>(0), std::optional<int64_t>(4)));
+  CHECK(bounds(cast<int>(Load::make(UInt(8), "in", v("x")))) ==
+        std::make_pair(std::optional<int64_t>(0), std::optional<int64_t>(255)));
+  CHECK_FALSE(bounds_of_expr_in_scope(Load::make(Int(32), "in", v("x")), scope).is_bounded());
+  Interval symbolic = bounds_of_expr_in_scope(v("x") + v("n"), scope);
+  CHECK(to_string(simplify(symbolic.max)) == "(n + 9)");
+}
