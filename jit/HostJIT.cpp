@@ -42,7 +42,7 @@ JITState &state() {
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!builder)
       throw InternalError("cannot describe the host for the JIT: " + describe(builder.takeError()));
-    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
     auto machine = builder->createTargetMachine();
     if (!machine)
       throw InternalError("cannot create the host target machine: " + describe(machine.takeError()));
@@ -83,14 +83,25 @@ std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pip
   static std::atomic<uint64_t> counter{0};
   std::string name = "ptxjit_" + pipeline.name + "_" + std::to_string(counter.fetch_add(1));
 
+  const int debug = lower::debug_level();
+  auto phase = [&, last = start](const char *what) mutable {
+    auto now = std::chrono::steady_clock::now();
+    if (debug >= 2)
+      std::fprintf(stderr, "ptxjit: %s of %s: %.3f ms\n", what, pipeline.name.c_str(),
+                   std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
+  };
+
   auto context = std::make_unique<llvm::LLVMContext>();
   codegen::CodeGen_Host generator(*context, target);
   std::unique_ptr<llvm::Module> module = generator.compile(pipeline, name, s.JIT->getDataLayout(), s.Triple);
+  phase("LLVM IR generation");
   {
     std::lock_guard<std::mutex> lock(s.MachineMutex);
     codegen::optimize_module(*module, *s.Machine);
   }
-  if (lower::debug_level() >= 3) {
+  phase("LLVM optimization");
+  if (debug >= 3) {
     std::string text;
     llvm::raw_string_ostream out(text);
     module->print(out, nullptr);
@@ -106,6 +117,7 @@ std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pip
     llvm::consumeError(tracker->remove());
     throw InternalError("JIT: cannot compile " + pipeline.name + ": " + message);
   }
+  phase("machine code generation");
   std::shared_ptr<void> resources(nullptr, [tracker](void *) {
     if (auto error = tracker->remove())
       std::fprintf(stderr, "ptxjit: removing compiled code failed: %s\n", describe(std::move(error)).c_str());

@@ -154,6 +154,13 @@ llvm::Value *CodeGen_LLVM::integerDivMod(Type t, llvm::Value *a, llvm::Value *b,
 }
 
 void CodeGen_LLVM::visit(const Div *op) {
+  // Dividing by a float constant multiplies by its reciprocal (one rounding more), unless strict_float.
+  if (auto c = as_const_float(op->b); c && *c != 0.0 && !TheTarget.has_feature(Target::Feature::StrictFloat)) {
+    llvm::Value *a = codegen(op->a);
+    llvm::Value *reciprocal = codegen(make_const(op->b.type(), 1.0 / *c));
+    Value = Builder->CreateFMul(a, reciprocal);
+    return;
+  }
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
   Value = op->type.is_float() ? Builder->CreateFDiv(a, b) : integerDivMod(op->type, a, b, op->b, false);
 }

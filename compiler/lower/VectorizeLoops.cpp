@@ -7,6 +7,7 @@
 #include "ir/Substitute.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace ptxjit::lower {
@@ -147,29 +148,28 @@ private:
     return Call::make(op->type.with_lanes(lanes), op->name, args, op->call_type, op->func, op->param);
   }
 
-  Expr visit(const Let *op) override {
+  // A let whose value widens to a ramp or broadcast is substituted, so that accesses through it
+  // stay recognizably dense; other widened lets become vector lets.
+  template <typename LetNode, typename Body, typename Make>
+  Body widenLet(const LetNode *op, const Body &body, Make make) {
     Expr value = mutate(op->value);
     if (value.type().is_scalar() && value.same_as(op->value)) {
-      Expr body = mutate(op->body);
-      return body.same_as(op->body) ? Expr(op) : Let::make(op->name, value, body);
+      Body newBody = mutate(body);
+      return newBody.same_as(body) ? Body(op) : make(op->name, value, newBody);
     }
-    Widened[op->name] = Variable::make(value.type(), op->name);
-    Expr body = mutate(op->body);
-    Widened.erase(op->name);
-    return Let::make(op->name, value, body);
+    bool substitute = value.as<Ramp>() || value.as<Broadcast>();
+    auto saved = Widened.find(op->name) != Widened.end() ? std::optional<Expr>(Widened[op->name]) : std::nullopt;
+    Widened[op->name] = substitute ? value : Variable::make(value.type(), op->name);
+    Body newBody = mutate(body);
+    if (saved)
+      Widened[op->name] = *saved;
+    else
+      Widened.erase(op->name);
+    return substitute ? newBody : make(op->name, value, newBody);
   }
 
-  Stmt visit(const LetStmt *op) override {
-    Expr value = mutate(op->value);
-    if (value.type().is_scalar() && value.same_as(op->value)) {
-      Stmt body = mutate(op->body);
-      return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, value, body);
-    }
-    Widened[op->name] = Variable::make(value.type(), op->name);
-    Stmt body = mutate(op->body);
-    Widened.erase(op->name);
-    return LetStmt::make(op->name, value, body);
-  }
+  Expr visit(const Let *op) override { return widenLet(op, op->body, Let::make); }
+  Stmt visit(const LetStmt *op) override { return widenLet(op, op->body, LetStmt::make); }
 
   Stmt visit(const Store *op) override {
     Expr value = mutate(op->value), index = mutate(op->index);

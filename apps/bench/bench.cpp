@@ -1,0 +1,190 @@
+// ptxjit benchmarks. Prints one JSON object: compile time from definition to callable, realize
+// time against a plain C++ loop doing the same work in the same run, and, where the Halide 14
+// peer was built, Halide's compile and realize time for the same blur in the same run.
+// Usage: bench [--quick]
+
+#include "BlurPipelines.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace ptxjit;
+
+namespace {
+
+double nowMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Stats {
+  double Median, Min;
+};
+
+Stats measure(int repetitions, const std::function<void()> &f) {
+  std::vector<double> times;
+  for (int i = 0; i < repetitions; ++i) {
+    double start = nowMs();
+    f();
+    times.push_back(nowMs() - start);
+  }
+  std::sort(times.begin(), times.end());
+  return {times[times.size() / 2], times.front()};
+}
+
+std::string json(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.4f", v);
+  return text;
+}
+
+Buffer<float> randomImage(int w, int h) {
+  Buffer<float> b(w, h);
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      b(x, y) = dist(rng);
+  return b;
+}
+
+// The same blur as make_blur, as plain C++ with a row buffer, threaded over rows like the pipeline.
+void referenceBlur(const Buffer<float> &in, Buffer<float> &out) {
+  int w = out.width(), h = out.height();
+  int threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::vector<float> rows(3 * static_cast<size_t>(w));
+      for (int y = t * h / threads; y < (t + 1) * h / threads; ++y) {
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int x = 0; x < w; ++x)
+            rows[(dy + 1) * w + x] = (in(x - 1, y + dy) + in(x, y + dy) + in(x + 1, y + dy)) / 3.0f;
+        for (int x = 0; x < w; ++x)
+          out(x, y) = (rows[x] + rows[w + x] + rows[2 * w + x]) / 3.0f;
+      }
+    });
+  for (std::thread &t : pool)
+    t.join();
+}
+
+struct PeerResult {
+  bool Available = false;
+  std::string Json;
+};
+
+PeerResult runHalidePeer(int w, int h) {
+#ifdef PTXJIT_HALIDE_PEER
+  std::string command = std::string(PTXJIT_HALIDE_PEER) + " " + std::to_string(w) + " " + std::to_string(h);
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe)
+    return {};
+  std::string out;
+  char chunk[512];
+  while (size_t n = fread(chunk, 1, sizeof chunk, pipe))
+    out.append(chunk, n);
+  if (pclose(pipe) != 0 || out.empty())
+    return {};
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+    out.pop_back();
+  return {true, out};
+#else
+  (void)w;
+  (void)h;
+  return {};
+#endif
+}
+
+double extractNumber(const std::string &text, const std::string &key) {
+  size_t at = text.find("\"" + key + "\"");
+  if (at == std::string::npos)
+    return NAN;
+  return std::strtod(text.c_str() + text.find(':', at) + 1, nullptr);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int compileReps = quick ? 3 : 7, realizeReps = quick ? 5 : 15;
+  const int w = quick ? 1024 : 2048, h = quick ? 1024 : 2048;
+  Target host("host");
+  std::vector<std::string> results;
+  int unique = 0;
+
+  // Compile time, definition to callable, for each pipeline.
+  struct Entry {
+    const char *Name;
+    bench::BuiltPipeline (*Make)(const std::string &);
+  };
+  for (Entry e : {Entry{"blur", bench::make_blur}, Entry{"pointwise", bench::make_pointwise},
+                  Entry{"histogram", bench::make_histogram}}) {
+    Stats fresh = measure(compileReps, [&] {
+      bench::BuiltPipeline p = e.Make("_" + std::to_string(unique++));
+      Pipeline(p.Output).compile_jit(host);
+    });
+    // A pipeline identical to a live one reuses its compiled code.
+    bench::BuiltPipeline same = e.Make("_cached");
+    Pipeline live(same.Output);
+    live.compile_jit(host);
+    Stats cached = measure(compileReps, [&] {
+      bench::BuiltPipeline p = e.Make("_cached");
+      Pipeline(p.Output).compile_jit(host);
+    });
+    results.push_back("{\"name\": \"compile_" + std::string(e.Name) + "\", \"unit\": \"ms\", \"median\": " +
+                      json(fresh.Median) + ", \"min\": " + json(fresh.Min) + ", \"cached_median\": " +
+                      json(cached.Median) + "}");
+  }
+
+  // Blur realize against the C++ reference, same sizes, same run.
+  Buffer<float> input = randomImage(w + 2, h + 2);
+  input.set_min({-1, -1});
+  Buffer<float> out(w, h), reference(w, h);
+  bench::BuiltPipeline blur = bench::make_blur("_realize");
+  blur.Input.set(input);
+  Pipeline pipeline(blur.Output);
+  pipeline.compile_jit(host);
+  pipeline.realize(out);
+  Stats ours = measure(realizeReps, [&] { pipeline.realize(out); });
+  Stats plain = measure(realizeReps, [&] { referenceBlur(input, reference); });
+  double maxError = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      maxError = std::max(maxError, double(std::fabs(out(x, y) - reference(x, y))));
+  double bytes = 2.0 * 4.0 * w * h;
+  results.push_back("{\"name\": \"realize_blur\", \"unit\": \"ms\", \"width\": " + std::to_string(w) +
+                    ", \"height\": " + std::to_string(h) + ", \"median\": " + json(ours.Median) +
+                    ", \"gb_per_s\": " + json(bytes / ours.Median / 1e6) + ", \"baseline\": \"plain C++, same threads\"" +
+                    ", \"baseline_median\": " + json(plain.Median) + ", \"speedup_vs_baseline\": " +
+                    json(plain.Median / ours.Median) + ", \"max_abs_error\": " + json(maxError) + "}");
+
+  PeerResult peer = runHalidePeer(w, h);
+  double compileMedian = NAN;
+  for (const std::string &r : results)
+    if (r.find("\"compile_blur\"") != std::string::npos)
+      compileMedian = extractNumber(r, "median");
+
+  std::printf("{\n  \"target\": \"%s\",\n  \"threads\": %u,\n  \"results\": [\n", host.to_string().c_str(),
+              std::thread::hardware_concurrency());
+  for (size_t i = 0; i < results.size(); ++i)
+    std::printf("    %s%s\n", results[i].c_str(), i + 1 < results.size() ? "," : "");
+  std::printf("  ],\n");
+  if (peer.Available) {
+    double halideCompile = extractNumber(peer.Json, "compile_jit_ms");
+    double halideRealize = extractNumber(peer.Json, "realize_ms");
+    std::printf("  \"halide14\": %s,\n", peer.Json.c_str());
+    std::printf("  \"ratios\": {\"compile_blur_ptxjit_over_halide\": %s, \"realize_blur_ptxjit_over_halide\": %s}\n",
+                json(compileMedian / halideCompile).c_str(), json(ours.Median / halideRealize).c_str());
+  } else {
+    std::printf("  \"halide14\": null\n");
+  }
+  std::printf("}\n");
+  return 0;
+}
