@@ -1,5 +1,8 @@
 #include "Handlers.h"
 
+#include "cuda/DefaultHandlers.h"
+#include "cuda/DeviceCode.h"
+
 #include <cstdio>
 #include <mutex>
 
@@ -10,6 +13,8 @@ std::mutex DefaultsMutex; // guards Defaults
 JITHandlers Defaults;
 
 template <typename F> F pick(F call, F pipeline, F defaults) { return call ? call : pipeline ? pipeline : defaults; }
+
+jit::RealizeCall &self(void *p) { return *static_cast<jit::RealizeCall *>(p); }
 } // namespace
 
 JITHandlers JIT::set_default_handlers(const JITHandlers &handlers) {
@@ -18,6 +23,8 @@ JITHandlers JIT::set_default_handlers(const JITHandlers &handlers) {
   Defaults = handlers;
   return previous;
 }
+
+void JIT::forget_context(CUcontext context) { runtime::cuda::DeviceCode::forget_everywhere(context); }
 
 namespace jit {
 
@@ -31,20 +38,56 @@ RealizeCall::RealizeCall(JITUserContext *user, const JITHandlers &pipeline) : Us
   JITHandlers call = user ? user->handlers : JITHandlers{};
   Handlers.print = pick(call.print, pipeline.print, defaults.print);
   Handlers.error = pick(call.error, pipeline.error, defaults.error);
-  Host.user_context = this;
-  Host.error = [](void *self, const char *message) {
-    auto *r = static_cast<RealizeCall *>(self);
-    if (r->ErrorMessage.empty())
-      r->ErrorMessage = message;
-    if (r->Handlers.error)
-      r->Handlers.error(r->User, message);
+  Handlers.acquire_context = pick(call.acquire_context, pipeline.acquire_context, defaults.acquire_context);
+  Handlers.release_context = pick(call.release_context, pipeline.release_context, defaults.release_context);
+  Handlers.get_stream = pick(call.get_stream, pipeline.get_stream, defaults.get_stream);
+  Handlers.device_malloc = pick(call.device_malloc, pipeline.device_malloc, defaults.device_malloc);
+  Handlers.device_free = pick(call.device_free, pipeline.device_free, defaults.device_free);
+
+  Runtime.user_context = this;
+  Runtime.error = [](void *p, const char *message) {
+    RealizeCall &r = self(p);
+    if (r.ErrorMessage.empty())
+      r.ErrorMessage = message;
+    if (r.Handlers.error)
+      r.Handlers.error(r.User, message);
   };
-  Host.print = [](void *self, const char *message) {
-    auto *r = static_cast<RealizeCall *>(self);
-    if (r->Handlers.print)
-      r->Handlers.print(r->User, message);
+  Runtime.print = [](void *p, const char *message) {
+    RealizeCall &r = self(p);
+    if (r.Handlers.print)
+      r.Handlers.print(r.User, message);
     else
       std::fputs(message, stderr);
+  };
+  Runtime.acquire_context = [](void *p, CUcontext *out, int create) {
+    RealizeCall &r = self(p);
+    if (r.Handlers.acquire_context)
+      return r.Handlers.acquire_context(r.User, out, create != 0);
+    std::string why;
+    int device = runtime::cuda::choose_device(r.User ? r.User->device : -1);
+    int result = runtime::cuda::default_acquire_context(device, out, create != 0, &why);
+    if (result != 0 && r.ErrorMessage.empty())
+      r.ErrorMessage = why;
+    return result;
+  };
+  Runtime.release_context = [](void *p) {
+    RealizeCall &r = self(p);
+    return r.Handlers.release_context ? r.Handlers.release_context(r.User) : runtime::cuda::default_release_context();
+  };
+  Runtime.get_stream = [](void *p, CUcontext context, CUstream *out) {
+    RealizeCall &r = self(p);
+    return r.Handlers.get_stream ? r.Handlers.get_stream(r.User, context, out)
+                                 : runtime::cuda::default_get_stream(context, out);
+  };
+  Runtime.device_malloc = [](void *p, CUcontext context, CUstream stream, size_t bytes, CUdeviceptr *out) {
+    RealizeCall &r = self(p);
+    return r.Handlers.device_malloc ? r.Handlers.device_malloc(r.User, context, stream, bytes, out)
+                                    : runtime::cuda::default_device_malloc(context, stream, bytes, out);
+  };
+  Runtime.device_free = [](void *p, CUcontext context, CUstream stream, CUdeviceptr pointer) {
+    RealizeCall &r = self(p);
+    return r.Handlers.device_free ? r.Handlers.device_free(r.User, context, stream, pointer)
+                                  : runtime::cuda::default_device_free(context, stream, pointer);
   };
 }
 

@@ -3,7 +3,7 @@
 
 // Resolving a call's handlers: call > pipeline > defaults > built-in.
 
-#include "cpu/HostRuntime.h"
+#include "CallContext.h"
 #include "ptxjit/JIT.h"
 
 #include <string>
@@ -13,12 +13,13 @@ namespace ptxjit::jit {
 /// The process-wide defaults, copied under their lock.
 JITHandlers default_handlers();
 
-/// The host call context of one realize: generated code reports through it.
+/// The runtime's view of one realize: generated code and the runtime report and reach the GPU
+/// through it. Lives on the realize's stack.
 struct RealizeCall {
-  explicit RealizeCall(JITUserContext *user, const JITHandlers &pipeline);
-  ptxjit_host_call_context Host{};
+  RealizeCall(JITUserContext *user, const JITHandlers &pipeline);
+  ptxjit_call_context Runtime{};
   JITUserContext *User;
-  JITHandlers Handlers; // merged
+  JITHandlers Handlers; // merged; null entries use the built-ins
   std::string ErrorMessage;
 };
 

@@ -1,8 +1,10 @@
 #include "HostJIT.h"
 
+#include "DeviceCodeGenerator.h"
 #include "codegen/CodeGen_Host.h"
 #include "codegen/LLVMOptimizer.h"
 #include "cpu/HostRuntime.h"
+#include "cuda/CudaRuntime.h"
 #include "ir/IR.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -62,6 +64,9 @@ JITState &state() {
     define("ptxjit_free", reinterpret_cast<void *>(&ptxjit_free));
     define("ptxjit_assert_failed", reinterpret_cast<void *>(&ptxjit_assert_failed));
     define("ptxjit_do_par_for", reinterpret_cast<void *>(&ptxjit_do_par_for));
+    define("ptxjit_cuda_launch", reinterpret_cast<void *>(&ptxjit_cuda_launch));
+    define("ptxjit_cuda_malloc", reinterpret_cast<void *>(&ptxjit_cuda_malloc));
+    define("ptxjit_cuda_free", reinterpret_cast<void *>(&ptxjit_cuda_free));
     if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime))))
       throw InternalError("cannot define the runtime for the JIT: " + describe(std::move(error)));
     // The C library (tanhf, memcpy, ...) comes from the process.
@@ -122,8 +127,27 @@ std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pip
     if (auto error = tracker->remove())
       std::fprintf(stderr, "ptxjit: removing compiled code failed: %s\n", describe(std::move(error)).c_str());
   });
+  // The kernels' PTX is made per compute capability when a context first runs them.
+  std::vector<codegen::KernelRecord> kernels = generator.kernels();
+  std::unique_ptr<runtime::cuda::DeviceCode> device;
+  if (!kernels.empty()) {
+    std::vector<std::string> names;
+    for (const codegen::KernelRecord &k : kernels)
+      names.push_back(k.name);
+    device = std::make_unique<runtime::cuda::DeviceCode>(
+        pipeline.name, names, [kernels, target](int capability, int ptxVersion) {
+          return generate_ptx(kernels, device_target(target, capability), ptxVersion);
+        });
+    auto global = s.JIT->lookup(codegen::CodeGen_Host::device_code_global(name));
+    if (!global) {
+      std::string message = describe(global.takeError());
+      throw InternalError("JIT: the device code slot of " + pipeline.name + " is missing: " + message);
+    }
+    *global->toPtr<runtime::cuda::DeviceCode **>() = device.get();
+  }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return std::make_shared<CompiledHostCode>(symbol->toPtr<PipelineFunction>(), std::move(resources), ms);
+  return std::make_shared<CompiledHostCode>(symbol->toPtr<PipelineFunction>(), std::move(resources), ms,
+                                            std::move(kernels), std::move(device));
 }
 
 } // namespace ptxjit::jit

@@ -1,7 +1,11 @@
 #include "ptxjit/Pipeline.h"
 
+#include "DeviceCodeGenerator.h"
 #include "Handlers.h"
 #include "HostJIT.h"
+#include "cuda/BufferStaging.h"
+#include "cuda/CudaDriver.h"
+#include "cuda/ScopedContext.h"
 #include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
 #include "lang/Function.h"
@@ -58,9 +62,6 @@ JITHandlers &Pipeline::jit_handlers() { return Contents->Handlers; }
 
 void Pipeline::compile_jit(const Target &requested) {
   Target target = checkHostTarget(requested);
-  if (target.has_gpu_feature())
-    throw CompileError("target " + target.to_string() + ": CUDA code generation is not available yet; "
-                       "use a host target");
   auto compiled = std::make_shared<PipelineContents::Compiled>();
   compiled->Lowered = lower::lower(Contents->Output, target);
   std::string key = cacheKey(compiled->Lowered, target);
@@ -77,6 +78,17 @@ void Pipeline::compile_jit(const Target &requested) {
   std::lock_guard<std::mutex> lock(Contents->Mutex);
   Contents->Current = std::move(compiled);
   Contents->CompiledFor = target;
+}
+
+std::string Pipeline::compile_to_ptx(const Target &target, int ptxVersion) {
+  if (!target.has_gpu_feature() || target.cuda_capability() == 0)
+    throw CompileError("compile_to_ptx needs a target with a fixed CUDA capability, not " + target.to_string());
+  compile_jit(target);
+  std::lock_guard<std::mutex> lock(Contents->Mutex);
+  const auto &kernels = Contents->Current->Code->kernels();
+  if (kernels.empty())
+    throw CompileError("Func " + Contents->Output->name + " has no GPU schedule: there are no kernels");
+  return jit::generate_ptx(kernels, target, ptxVersion);
 }
 
 std::string Pipeline::lowered_stmt(const Target &target) const {
@@ -126,11 +138,62 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
     }
   }
   jit::RealizeCall call(context, Contents->Handlers);
-  int32_t result = compiled->Code->function()(&call.Host, args.data());
-  if (result != 0)
-    throw RuntimeError("realize of " + f.name + " failed: " +
-                       (call.ErrorMessage.empty() ? std::string("error code ") + std::to_string(result)
-                                                  : call.ErrorMessage));
+  auto failure = [&](const std::string &fallback) {
+    return RuntimeError("realize of " + f.name + " failed: " + (call.ErrorMessage.empty() ? fallback : call.ErrorMessage));
+  };
+  if (!compiled->Code->device_code()) {
+    int32_t result = compiled->Code->function()(&call.Runtime, args.data());
+    if (result != 0)
+      throw failure("error code " + std::to_string(result));
+    return;
+  }
+  // A CUDA pipeline: device copies of the buffers for the length of the call.
+  try {
+    runtime::cuda::ScopedContext scoped(&call.Runtime);
+    runtime::cuda::BufferStaging staging(&call.Runtime, scoped);
+    auto *outputRaw = static_cast<ptxjit_buffer_t *>(args[0]);
+    for (size_t i = 0; i < compiled->Lowered.arguments.size(); ++i) {
+      const lower::LoweredArgument &a = compiled->Lowered.arguments[i];
+      if (a.kind != lower::LoweredArgument::Scalar)
+        staging.stage(static_cast<ptxjit_buffer_t *>(args[i]), a.name, a.kind == lower::LoweredArgument::InputBuffer);
+    }
+    int32_t result = compiled->Code->function()(&call.Runtime, args.data());
+    if (result != 0)
+      throw failure("error code " + std::to_string(result));
+    staging.download(outputRaw, f.name);
+  } catch (const RuntimeError &e) {
+    throw failure(e.what()); // the handler's first message is the most specific
+  }
+}
+
+bool host_supports_target_device(const Target &target, std::string *why) {
+  auto no = [&](const std::string &reason) {
+    if (why)
+      *why = reason;
+    return false;
+  };
+  if (!target.has_gpu_feature())
+    return no("target " + target.to_string() + " has no GPU feature");
+  std::string loadError;
+  const runtime::cuda::DriverApi *api = runtime::cuda::try_driver(&loadError);
+  if (!api)
+    return no(loadError);
+  int count = 0;
+  if (api->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
+    return no("the CUDA driver reports no devices");
+  if (int needed = target.cuda_capability(); needed != 0) {
+    for (int d = 0; d < count; ++d) {
+      CUdevice device;
+      int major = 0, minor = 0;
+      if (api->cuDeviceGet(&device, d) == CUDA_SUCCESS &&
+          api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) == CUDA_SUCCESS &&
+          api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) == CUDA_SUCCESS &&
+          major * 10 + minor >= needed)
+        return true;
+    }
+    return no("no device has compute capability " + std::to_string(needed / 10) + "." + std::to_string(needed % 10));
+  }
+  return true;
 }
 
 } // namespace ptxjit

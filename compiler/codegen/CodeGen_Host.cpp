@@ -35,7 +35,8 @@ private:
 
 } // namespace
 
-CodeGen_Host::CodeGen_Host(llvm::LLVMContext &context, const Target &target) : CodeGen_LLVM(context, target) {
+CodeGen_Host::CodeGen_Host(llvm::LLVMContext &context, const Target &target)
+    : CodeGen_LLVM(context, target), CUDA(target.has_gpu_feature()) {
   llvm::Type *i8 = llvm::Type::getInt8Ty(context), *i16 = llvm::Type::getInt16Ty(context),
              *i32 = llvm::Type::getInt32Ty(context), *i64 = llvm::Type::getInt64Ty(context);
   llvm::Type *ptr = llvm::PointerType::get(context, 0);
@@ -58,6 +59,12 @@ llvm::FunctionCallee CodeGen_Host::runtimeFunction(const char *name) {
     type = llvm::FunctionType::get(voidTy, {ptr, ptr, i32, ptr}, false);
   else if (n == "ptxjit_do_par_for")
     type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, ptr}, false);
+  else if (n == "ptxjit_cuda_launch")
+    type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, i32, i32, i32, ptr}, false);
+  else if (n == "ptxjit_cuda_malloc")
+    type = llvm::FunctionType::get(ptr, {ptr, i64, ptr}, false);
+  else if (n == "ptxjit_cuda_free")
+    type = llvm::FunctionType::get(voidTy, {ptr, ptr}, false);
   PTXJIT_INTERNAL_ASSERT(type, "unknown runtime function " + n);
   return Module->getOrInsertFunction(name, type);
 }
@@ -69,7 +76,7 @@ llvm::AllocaInst *CodeGen_Host::entryAlloca(llvm::Type *type, const std::string 
 
 void CodeGen_Host::emitErrorReturn() {
   for (auto it = LiveHeapAllocations.rbegin(); it != LiveHeapAllocations.rend(); ++it)
-    Builder->CreateCall(runtimeFunction("ptxjit_free"), {CallContext, *it});
+    Builder->CreateCall(runtimeFunction(it->Release), {CallContext, it->Pointer});
   Builder->CreateRet(llvm::ConstantInt::getSigned(llvm::Type::getInt32Ty(Context), -1));
 }
 
@@ -94,7 +101,13 @@ void CodeGen_Host::unpackArguments(const lower::LoweredPipeline &pipeline, llvm:
       push(arg.name, arg.type.is_bool() ? Builder->CreateTrunc(v, llvm_type_of(arg.type)) : v);
       continue;
     }
-    push(arg.name, Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 1), arg.name + ".host"));
+    // On a CUDA target the pipeline reads and writes the buffer's device copy.
+    if (CUDA)
+      push(arg.name, Builder->CreateIntToPtr(Builder->CreateLoad(llvm::Type::getInt64Ty(Context),
+                                                                 Builder->CreateStructGEP(BufferType, pointer, 0)),
+                                             ptr, arg.name + ".device"));
+    else
+      push(arg.name, Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 1), arg.name + ".host"));
     llvm::Value *dims = Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 5), arg.name + ".dim");
     for (int d = 0; d < arg.dimensions; ++d) {
       llvm::Value *dim = Builder->CreateConstInBoundsGEP1_32(DimensionType, dims, d);
@@ -119,6 +132,10 @@ std::unique_ptr<llvm::Module> CodeGen_Host::compile(const lower::LoweredPipeline
   Function->addFnAttr(llvm::Attribute::NoUnwind);
   Builder->SetInsertPoint(llvm::BasicBlock::Create(Context, "entry", Function));
   CallContext = Function->getArg(0);
+  if (CUDA)
+    DeviceCodeGlobal = new llvm::GlobalVariable(*Module, ptr, false, llvm::GlobalValue::ExternalLinkage,
+                                                llvm::ConstantPointerNull::get(llvm::PointerType::get(Context, 0)),
+                                                device_code_global(functionName));
   unpackArguments(pipeline, Function->getArg(1));
   codegen(pipeline.body);
   Builder->CreateRet(llvm::ConstantInt::get(llvm::Type::getInt32Ty(Context), 0));
@@ -133,6 +150,10 @@ std::unique_ptr<llvm::Module> CodeGen_Host::compile(const lower::LoweredPipeline
 void CodeGen_Host::visit(const For *op) {
   if (op->for_type == ForType::Parallel) {
     parallelLoop(op);
+    return;
+  }
+  if (op->for_type == ForType::GPUBlock) {
+    launchKernel(op);
     return;
   }
   PTXJIT_INTERNAL_ASSERT(op->for_type == ForType::Serial, "codegen: " + to_string(op->for_type) + " loop " +
@@ -197,6 +218,60 @@ void CodeGen_Host::parallelLoop(const For *op) {
   branchToErrorUnless(Builder->CreateICmpEQ(result, llvm::ConstantInt::get(i32, 0)));
 }
 
+void CodeGen_Host::launchKernel(const For *op) {
+  KernelRecord kernel{Function->getName().str() + "_k" + std::to_string(Kernels.size()), Stmt(op), kernel_closure(op)};
+  const KernelClosure &closure = kernel.closure;
+  llvm::Type *i32 = llvm::Type::getInt32Ty(Context), *ptr = llvm::PointerType::get(Context, 0);
+
+  llvm::Value *grid[3], *block[3];
+  int64_t threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    grid[d] = llvm::ConstantInt::get(i32, 1);
+    block[d] = llvm::ConstantInt::get(i32, 1);
+    if (d < static_cast<int>(closure.block_loops.size())) {
+      const For *loop = closure.block_loops[d];
+      ReferencedNames used;
+      loop->extent.accept(&used);
+      for (const std::string &name : used.Names)
+        if (!has_symbol(name))
+          throw CompileError("kernel " + kernel.name + ": the extent of gpu_blocks loop " + loop->name + " (" +
+                             to_string(loop->extent) + ") depends on " + name + ", which is computed inside the kernel");
+      grid[d] = codegen(loop->extent);
+    }
+    if (d < static_cast<int>(closure.thread_loops.size())) {
+      const For *loop = closure.thread_loops[d];
+      auto extent = as_const_int(loop->extent);
+      if (!extent)
+        throw CompileError("kernel " + kernel.name + ": gpu_threads loop " + loop->name + " has a non-constant extent (" +
+                           to_string(loop->extent) + "); split it by a constant, e.g. with gpu_tile");
+      threads *= *extent;
+      block[d] = llvm::ConstantInt::get(i32, *extent);
+    }
+  }
+  constexpr int64_t MaxThreadsPerBlock = 1024;
+  if (threads > MaxThreadsPerBlock)
+    throw CompileError("kernel " + kernel.name + " (loop " + op->name + ") has " + std::to_string(threads) +
+                       " threads per block; CUDA allows at most " + std::to_string(MaxThreadsPerBlock));
+
+  // The arguments: one slot per closure value, and an array of pointers to the slots.
+  size_t n = closure.arguments.size();
+  llvm::AllocaInst *array = entryAlloca(llvm::ArrayType::get(ptr, std::max<size_t>(n, 1)), kernel.name + ".args");
+  for (size_t i = 0; i < n; ++i) {
+    const KernelArgument &a = closure.arguments[i];
+    llvm::Value *value = lookup(a.name);
+    llvm::AllocaInst *slot = entryAlloca(value->getType(), a.name + ".arg");
+    Builder->CreateStore(value, slot);
+    Builder->CreateStore(slot, Builder->CreateConstInBoundsGEP2_32(array->getAllocatedType(), array, 0, i));
+  }
+  llvm::Value *code = Builder->CreateLoad(ptr, DeviceCodeGlobal, "device_code");
+  llvm::Value *result = Builder->CreateCall(
+      runtimeFunction("ptxjit_cuda_launch"),
+      {CallContext, code, llvm::ConstantInt::get(i32, Kernels.size()), grid[0], grid[1], grid[2], block[0], block[1],
+       block[2], llvm::ConstantInt::get(i32, 0), array});
+  branchToErrorUnless(Builder->CreateICmpEQ(result, llvm::ConstantInt::get(i32, 0)));
+  Kernels.push_back(std::move(kernel));
+}
+
 void CodeGen_Host::visit(const Allocate *op) {
   llvm::Type *i64 = llvm::Type::getInt64Ty(Context);
   int64_t elementBytes = op->type.is_bool() ? 1 : op->type.bytes();
@@ -212,7 +287,9 @@ void CodeGen_Host::visit(const Allocate *op) {
   }
   llvm::Type *element = storage_type_of(op->type);
   constexpr int64_t StackLimitBytes = 16 * 1024;
-  if (constantElements && *constantElements * elementBytes <= StackLimitBytes) {
+  const char *allocate = CUDA ? "ptxjit_cuda_malloc" : "ptxjit_malloc";
+  const char *release = CUDA ? "ptxjit_cuda_free" : "ptxjit_free";
+  if (!CUDA && constantElements && *constantElements * elementBytes <= StackLimitBytes) {
     llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
     llvm::AllocaInst *storage =
         entry.CreateAlloca(element, llvm::ConstantInt::get(i64, std::max<int64_t>(*constantElements, 1)), op->name);
@@ -224,14 +301,14 @@ void CodeGen_Host::visit(const Allocate *op) {
   }
   llvm::Value *bytes = Builder->CreateMul(elements, llvm::ConstantInt::get(i64, elementBytes));
   llvm::Value *what = Builder->CreateGlobalStringPtr(op->name);
-  llvm::Value *storage = Builder->CreateCall(runtimeFunction("ptxjit_malloc"), {CallContext, bytes, what}, op->name);
+  llvm::Value *storage = Builder->CreateCall(runtimeFunction(allocate), {CallContext, bytes, what}, op->name);
   branchToErrorUnless(Builder->CreateIsNotNull(storage));
-  LiveHeapAllocations.push_back(storage);
+  LiveHeapAllocations.push_back({storage, release});
   push(op->name, storage);
   codegen(op->body);
   pop(op->name);
   LiveHeapAllocations.pop_back();
-  Builder->CreateCall(runtimeFunction("ptxjit_free"), {CallContext, storage});
+  Builder->CreateCall(runtimeFunction(release), {CallContext, storage});
 }
 
 void CodeGen_Host::visit(const AssertStmt *op) {

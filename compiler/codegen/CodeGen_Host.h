@@ -6,17 +6,32 @@
 // where args are the pipeline's arguments in LoweredPipeline order (a ptxjit_buffer_t * for a
 // buffer, a pointer to the value for a scalar) and context is a ptxjit_host_call_context *.
 // Parallel loops become tasks for ptxjit_do_par_for; heap allocations are freed on every exit.
+// On a CUDA target, buffers are device memory, each GPU loop nest becomes a kernel launched
+// through ptxjit_cuda_launch, and the kernels are kept for device code generation.
 
 #include "CodeGen_LLVM.h"
+#include "KernelClosure.h"
 #include "lower/Lower.h"
 
 namespace ptxjit::codegen {
+
+/// One kernel of a pipeline: its loop nest (kept alive for device code generation) and closure.
+struct KernelRecord {
+  std::string name;
+  ir::Stmt nest;
+  KernelClosure closure;
+};
 
 class CodeGen_Host : public CodeGen_LLVM {
 public:
   CodeGen_Host(llvm::LLVMContext &context, const Target &target);
   std::unique_ptr<llvm::Module> compile(const lower::LoweredPipeline &pipeline, const std::string &functionName,
                                         const llvm::DataLayout &layout, const std::string &triple);
+
+  /// The kernels found by compile(), in launch-index order.
+  const std::vector<KernelRecord> &kernels() const { return Kernels; }
+  /// The global the generated code reads its DeviceCode * from; set it before the first call.
+  static std::string device_code_global(const std::string &functionName) { return functionName + "_device_code"; }
 
 protected:
   using CodeGen_LLVM::visit;
@@ -26,7 +41,11 @@ protected:
 
 private:
   llvm::Value *CallContext = nullptr;
-  std::vector<llvm::Value *> LiveHeapAllocations;
+  struct LiveAllocation {
+    llvm::Value *Pointer;
+    const char *Release; // the runtime function that frees it
+  };
+  std::vector<LiveAllocation> LiveHeapAllocations;
   llvm::StructType *BufferType = nullptr;
   llvm::StructType *DimensionType = nullptr;
 
@@ -37,6 +56,11 @@ private:
   void unpackArguments(const lower::LoweredPipeline &pipeline, llvm::Value *args);
   llvm::FunctionCallee runtimeFunction(const char *name);
   void parallelLoop(const ir::For *op);
+  void launchKernel(const ir::For *op);
+
+  bool CUDA = false;
+  std::vector<KernelRecord> Kernels;
+  llvm::GlobalVariable *DeviceCodeGlobal = nullptr;
 };
 
 } // namespace ptxjit::codegen

@@ -248,6 +248,10 @@ std::string to_string(ForType t) {
     return "vectorized";
   case ForType::Unrolled:
     return "unrolled";
+  case ForType::GPUBlock:
+    return "gpu_block";
+  case ForType::GPUThread:
+    return "gpu_thread";
   }
   return "?";
 }

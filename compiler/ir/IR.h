@@ -192,7 +192,10 @@ struct ProducerConsumer : StmtNode<ProducerConsumer, IRNodeType::ProducerConsume
   static Stmt make(const std::string &name, bool is_producer, Stmt body);
 };
 
-enum class ForType : uint8_t { Serial, Parallel, Vectorized, Unrolled };
+/// GPUBlock and GPUThread loops run as a CUDA kernel's grid and block: the innermost block loop
+/// is blockIdx.x, the next .y, then .z; likewise for threads.
+enum class ForType : uint8_t { Serial, Parallel, Vectorized, Unrolled, GPUBlock, GPUThread };
+inline bool is_gpu(ForType t) { return t == ForType::GPUBlock || t == ForType::GPUThread; }
 std::string to_string(ForType t);
 
 struct For : StmtNode<For, IRNodeType::For> {

@@ -417,6 +417,34 @@ Stage &Stage::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
   return unroll(inner);
 }
 
+Stage &Stage::gpu_blocks(const VarOrRVar &x) {
+  return setForType(*this, *Function, Index, name(), "gpu_blocks", x, ForType::GPUBlock);
+}
+Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) { return gpu_blocks(x).gpu_blocks(y); }
+Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+  return gpu_blocks(x).gpu_blocks(y).gpu_blocks(z);
+}
+Stage &Stage::gpu_threads(const VarOrRVar &x) {
+  return setForType(*this, *Function, Index, name(), "gpu_threads", x, ForType::GPUThread);
+}
+Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) { return gpu_threads(x).gpu_threads(y); }
+Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+  return gpu_threads(x).gpu_threads(y).gpu_threads(z);
+}
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, Expr xsize, TailStrategy tail) {
+  split(x, bx, tx, xsize, tail);
+  return gpu_blocks(bx).gpu_threads(tx);
+}
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
+                       const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize, TailStrategy tail) {
+  tile(x, y, bx, by, tx, ty, xsize, ysize, tail);
+  return gpu_blocks(bx, by).gpu_threads(tx, ty);
+}
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
+                       Expr ysize, TailStrategy tail) {
+  return gpu_tile(x, y, x, y, tx, ty, xsize, ysize, tail);
+}
+
 // ---- Func ----
 
 Func::Func() : Func(unique_name("f")) {}
@@ -504,6 +532,45 @@ Func &Func::unroll(const VarOrRVar &var) {
 }
 Func &Func::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
   pureStage(Contents, "unroll").unroll(var, factor, tail);
+  return *this;
+}
+
+Func &Func::gpu_blocks(const VarOrRVar &x) {
+  pureStage(Contents, "gpu_blocks").gpu_blocks(x);
+  return *this;
+}
+Func &Func::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) {
+  pureStage(Contents, "gpu_blocks").gpu_blocks(x, y);
+  return *this;
+}
+Func &Func::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+  pureStage(Contents, "gpu_blocks").gpu_blocks(x, y, z);
+  return *this;
+}
+Func &Func::gpu_threads(const VarOrRVar &x) {
+  pureStage(Contents, "gpu_threads").gpu_threads(x);
+  return *this;
+}
+Func &Func::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) {
+  pureStage(Contents, "gpu_threads").gpu_threads(x, y);
+  return *this;
+}
+Func &Func::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
+  pureStage(Contents, "gpu_threads").gpu_threads(x, y, z);
+  return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, Expr xsize, TailStrategy tail) {
+  pureStage(Contents, "gpu_tile").gpu_tile(x, bx, tx, xsize, tail);
+  return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
+                     const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize, TailStrategy tail) {
+  pureStage(Contents, "gpu_tile").gpu_tile(x, y, bx, by, tx, ty, xsize, ysize, tail);
+  return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
+                     Expr ysize, TailStrategy tail) {
+  pureStage(Contents, "gpu_tile").gpu_tile(x, y, tx, ty, xsize, ysize, tail);
   return *this;
 }
 

@@ -1,6 +1,7 @@
 #include "Lower.h"
 
 #include "AddImageChecks.h"
+#include "CheckGPUSchedules.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
 #include "StorageFlattening.h"
@@ -59,6 +60,7 @@ LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Tar
 
   Stmt s = runPass("schedule functions and bounds inference", debug,
                    [&] { return schedule_functions(output, env, order); });
+  check_gpu_schedules(s, target);
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
   for (const auto &image : images)
     if (image->name == output->name)

@@ -1,6 +1,7 @@
 #include "HostRuntime.h"
 
 #include "ThreadPool.h"
+#include "ReportError.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -8,13 +9,7 @@
 
 namespace {
 
-void reportError(void *context, const std::string &message) {
-  auto *call = static_cast<ptxjit_host_call_context *>(context);
-  if (call && call->error)
-    call->error(call->user_context, message.c_str());
-  else
-    std::fprintf(stderr, "ptxjit: %s\n", message.c_str());
-}
+void reportError(void *context, const std::string &message) { ptxjit::runtime::report_error(context, message); }
 
 } // namespace
 

@@ -1,22 +1,16 @@
 #ifndef PTXJIT_RUNTIME_CPU_HOSTRUNTIME_H
 #define PTXJIT_RUNTIME_CPU_HOSTRUNTIME_H
 
-/* The functions generated host code calls. Each receives the call's context first: nothing
-   here reads global or thread-local "current" state, so a task on any worker thread reports
-   to the caller that started it. */
+/* The functions generated host code calls for CPU work. Each receives the call's context
+   (a ptxjit_call_context *) first. */
+
+#include "CallContext.h"
 
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* What `user_context` points to in generated host code: one per realize call. */
-typedef struct ptxjit_host_call_context {
-  void *user_context; /* the caller's JITUserContext */
-  void (*error)(void *user_context, const char *message);
-  void (*print)(void *user_context, const char *message);
-} ptxjit_host_call_context;
 
 typedef int32_t (*ptxjit_task_fn)(void *context, int32_t index, uint8_t *closure);
 

@@ -5,6 +5,8 @@
 // one are RuntimeError, and a broken compiler invariant is InternalError. Messages name the
 // Func, Var or buffer involved.
 
+#include "ptxjit/RuntimeError.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -13,12 +15,6 @@ namespace ptxjit {
 class CompileError : public std::runtime_error {
 public:
   explicit CompileError(const std::string &message) : std::runtime_error(message) {}
-};
-
-/// A pipeline that failed while running: bad input buffers, failed checks, out of memory.
-class RuntimeError : public std::runtime_error {
-public:
-  explicit RuntimeError(const std::string &message) : std::runtime_error(message) {}
 };
 
 class InternalError : public std::logic_error {

@@ -62,6 +62,22 @@ public:
   Stage &vectorize(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
   Stage &unroll(const VarOrRVar &var);
   Stage &unroll(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
+  /// CUDA grid loops (innermost first: blockIdx.x, .y, .z) and block loops (threadIdx.x, ...).
+  Stage &gpu_blocks(const VarOrRVar &x);
+  Stage &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y);
+  Stage &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+  Stage &gpu_threads(const VarOrRVar &x);
+  Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
+  Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+  /// Splits x (and y) into blocks of tx (by ty) threads: bx, by over the grid, tx, ty in a block.
+  Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, Expr xsize,
+                  TailStrategy tail = TailStrategy::Auto);
+  Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
+                  const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize,
+                  TailStrategy tail = TailStrategy::Auto);
+  /// The two-dimensional gpu_tile that reuses x and y for the block loops.
+  Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
+                  Expr ysize, TailStrategy tail = TailStrategy::Auto);
 
   /// e.g. "blur.s0" for the pure definition of blur, "hist.s1" for its first update.
   std::string name() const;
@@ -130,6 +146,19 @@ public:
   Func &vectorize(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
   Func &unroll(const VarOrRVar &var);
   Func &unroll(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
+  Func &gpu_blocks(const VarOrRVar &x);
+  Func &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y);
+  Func &gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+  Func &gpu_threads(const VarOrRVar &x);
+  Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
+  Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+  Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, Expr xsize,
+                 TailStrategy tail = TailStrategy::Auto);
+  Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
+                 const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize,
+                 TailStrategy tail = TailStrategy::Auto);
+  Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
+                 Expr ysize, TailStrategy tail = TailStrategy::Auto);
   /// Asserts at realize that dimension `var` of this Func is required only within [min, min+extent),
   /// and computes exactly that region.
   Func &bound(const Var &var, Expr min, Expr extent);

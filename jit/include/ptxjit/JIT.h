@@ -1,9 +1,18 @@
 #ifndef PTXJIT_JIT_H
 #define PTXJIT_JIT_H
 
-// Handlers: how a realize reports errors and prints. Each call may carry its own handlers in a
-// JITUserContext; for each handler the call's wins, then the Pipeline's, then the defaults,
-// then the built-in (print to stderr; errors become the RuntimeError that realize throws).
+// Handlers: how a realize reports, and which GPU context, stream and memory it uses. Each call
+// may carry its own handlers in a JITUserContext; for each handler the call's wins, then the
+// Pipeline's, then the defaults (JIT::set_default_handlers), then the built-in. Every handler
+// receives the call's JITUserContext: nothing reads a global or thread-local current context.
+// GPU handlers return 0 on success; a non-zero return fails the realize with a clear error.
+
+#include "ptxjit/Target.h"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <string>
 
 namespace ptxjit {
 
@@ -14,17 +23,38 @@ struct JITHandlers {
   void (*print)(JITUserContext *context, const char *message) = nullptr;
   /// Called with the error message before realize throws RuntimeError with it.
   void (*error)(JITUserContext *context, const char *message) = nullptr;
+  /// Built-in: the primary context of the call's device (JITUserContext::device, else
+  /// PTXJIT_DEVICE, else 0), retained once per device. Refusing makes the realize fail before
+  /// any context is created.
+  int (*acquire_context)(JITUserContext *context, CUcontext *out, bool create) = nullptr;
+  /// Paired with every successful acquire_context, on every path. Built-in: nothing.
+  int (*release_context)(JITUserContext *context) = nullptr;
+  /// Built-in: the context's legacy default stream (null).
+  int (*get_stream)(JITUserContext *context, CUcontext cuda, CUstream *out) = nullptr;
+  /// Built-in: stream-ordered allocation from the device's default memory pool.
+  int (*device_malloc)(JITUserContext *context, CUcontext cuda, CUstream stream, size_t bytes,
+                       CUdeviceptr *out) = nullptr;
+  int (*device_free)(JITUserContext *context, CUcontext cuda, CUstream stream, CUdeviceptr pointer) = nullptr;
 };
 
-/// Passed to realize; extend it to carry your own state to your handlers.
+/// Passed to realize; derive from it to carry your own state (context, stream) to your handlers.
 struct JITUserContext {
   JITHandlers handlers;
+  /// The CUDA device the built-in acquire_context uses; -1: PTXJIT_DEVICE, else 0.
+  int device = -1;
 };
 
 namespace JIT {
 /// Sets the process-wide default handlers, used from the next realize on. Returns the previous.
 JITHandlers set_default_handlers(const JITHandlers &handlers);
+/// Unloads every pipeline's kernels from `context`; call it before destroying a context you
+/// created. Later realizes on a context with that handle load them again.
+void forget_context(CUcontext context);
 } // namespace JIT
+
+/// Whether this process can run `target`'s device code: a CUDA driver, at least one device, and
+/// for a fixed capability a device that has it. Creates no context. `why` says what is missing.
+bool host_supports_target_device(const Target &target, std::string *why = nullptr);
 
 } // namespace ptxjit
 

@@ -24,7 +24,9 @@ public:
   void compile_jit(const Target &target = get_jit_target_from_environment());
 
   /// Computes the output over `output`'s region. Throws RuntimeError when the buffers are
-  /// wrong or a check fails. Safe to call from several threads at once.
+  /// wrong or a check fails. Safe to call from several threads at once. On a CUDA target the
+  /// host buffers are copied to the device of the context the call acquires, the kernels run
+  /// on the call's stream, and the output is copied back before realize returns.
   void realize(JITUserContext *context, RawBuffer &output);
   void realize(RawBuffer &output) { realize(nullptr, output); }
   template <typename T> Buffer<T> realize(const std::vector<int> &sizes) {
@@ -32,6 +34,10 @@ public:
     realize(nullptr, output);
     return output;
   }
+
+  /// The PTX of the kernels for a target with a fixed capability (e.g. ...-cuda_capability_80),
+  /// with the kernels' names; made offline, without a driver.
+  std::string compile_to_ptx(const Target &target, int ptxVersion = 78);
 
   /// The lowered statement, as PTXJIT_DEBUG=2 prints it last.
   std::string lowered_stmt(const Target &target = get_jit_target_from_environment()) const;

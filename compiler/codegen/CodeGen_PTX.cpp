@@ -1,0 +1,224 @@
+#include "CodeGen_PTX.h"
+
+#include "Libdevice.h"
+#include "LLVMOptimizer.h"
+#include "ir/Constants.h"
+#include "ir/IRPrinter.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+
+#include <mutex>
+
+namespace ptxjit::codegen {
+
+using namespace ir;
+
+namespace {
+
+void initializeNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+constexpr const char *NVPTXTriple = "nvptx64-nvidia-cuda";
+
+} // namespace
+
+std::string cuda_arch_name(const Target &target) {
+  int capability = target.cuda_capability();
+  PTXJIT_INTERNAL_ASSERT(capability != 0, "cuda_arch_name of unresolved target " + target.to_string());
+  return "sm_" + std::to_string(capability) + (target.has_feature(Target::Feature::CUDACapability90a) ? "a" : "");
+}
+
+CodeGen_PTX::CodeGen_PTX(llvm::LLVMContext &context, const Target &target, int ptxVersion)
+    : CodeGen_LLVM(context, target) {
+  initializeNVPTX();
+  std::string error;
+  const llvm::Target *nvptx = llvm::TargetRegistry::lookupTarget(NVPTXTriple, error);
+  PTXJIT_INTERNAL_ASSERT(nvptx, "NVPTX target missing from LLVM: " + error);
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = target.has_feature(Target::Feature::StrictFloat) ? llvm::FPOpFusion::Strict
+                                                                             : llvm::FPOpFusion::Fast;
+  std::string features = "+ptx" + std::to_string(std::min(ptxVersion, MaxLLVMPTXVersion));
+  Machine.reset(nvptx->createTargetMachine(NVPTXTriple, cuda_arch_name(target), features, options, std::nullopt,
+                                           std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  PTXJIT_INTERNAL_ASSERT(Machine, "cannot create the NVPTX target machine for " + cuda_arch_name(target));
+  Module = std::make_unique<llvm::Module>("ptxjit_kernels", Context);
+  Module->setTargetTriple(NVPTXTriple);
+  Module->setDataLayout(Machine->createDataLayout());
+}
+
+CodeGen_PTX::~CodeGen_PTX() = default;
+
+llvm::Value *CodeGen_PTX::specialRegister(const char *kind, int dim) {
+  static const llvm::Intrinsic::ID ids[2][3] = {
+      {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+       llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
+      {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+       llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z}};
+  bool thread = std::string(kind) == "tid";
+  return Builder->CreateIntrinsic(ids[thread][dim], {}, {});
+}
+
+void CodeGen_PTX::add_kernel(const For *nest, const std::string &name, const KernelClosure &closure) {
+  std::vector<llvm::Type *> params;
+  llvm::Type *global = llvm::PointerType::get(Context, 1);
+  for (const KernelArgument &a : closure.arguments)
+    params.push_back(a.is_buffer ? global : llvm_type_of(a.type));
+  llvm::FunctionType *type = llvm::FunctionType::get(llvm::Type::getVoidTy(Context), params, false);
+  Function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, Module.get());
+  Function->addFnAttr(llvm::Attribute::NoUnwind);
+  Builder->SetInsertPoint(llvm::BasicBlock::Create(Context, "entry", Function));
+  for (size_t i = 0; i < closure.arguments.size(); ++i) {
+    const KernelArgument &a = closure.arguments[i];
+    llvm::Argument *arg = Function->getArg(static_cast<unsigned>(i));
+    arg->setName(a.name);
+    if (a.is_buffer) {
+      arg->addAttr(llvm::Attribute::NoAlias);
+      if (!a.written)
+        arg->addAttr(llvm::Attribute::ReadOnly);
+    }
+    push(a.name, arg);
+  }
+
+  // nvvm.annotations: the function is a kernel, launched with at most these many threads.
+  llvm::NamedMDNode *annotations = Module->getOrInsertNamedMetadata("nvvm.annotations");
+  auto annotate = [&](const char *key, int value) {
+    llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(Function), llvm::MDString::get(Context, key),
+                            llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(Context), value))};
+    annotations->addOperand(llvm::MDNode::get(Context, md));
+  };
+  annotate("kernel", 1);
+  const char *maxntid[] = {"maxntidx", "maxntidy", "maxntidz"};
+  for (size_t d = 0; d < closure.thread_loops.size(); ++d)
+    annotate(maxntid[d], static_cast<int>(*as_const_int(closure.thread_loops[d]->extent)));
+
+  Closure = &closure;
+  codegen(Stmt(nest));
+  Closure = nullptr;
+  Builder->CreateRetVoid();
+  for (const KernelArgument &a : closure.arguments)
+    pop(a.name);
+}
+
+void CodeGen_PTX::visit(const For *op) {
+  auto dimOf = [&](const std::vector<const For *> &loops) {
+    for (size_t d = 0; d < loops.size(); ++d)
+      if (loops[d] == op)
+        return static_cast<int>(d);
+    internal_error("GPU loop " + op->name + " is not in its kernel's closure");
+  };
+  if (op->for_type == ForType::GPUBlock) {
+    llvm::Value *index = specialRegister("ctaid", dimOf(Closure->block_loops));
+    push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name));
+    codegen(op->body);
+    pop(op->name);
+    return;
+  }
+  if (op->for_type == ForType::GPUThread) {
+    int dim = dimOf(Closure->thread_loops);
+    llvm::Value *index = specialRegister("tid", dim);
+    push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name));
+    // Threads past this loop's extent (the block is as wide as the widest loop) do nothing.
+    llvm::Value *inside = Builder->CreateICmpSLT(index, codegen(op->extent));
+    llvm::BasicBlock *body = llvm::BasicBlock::Create(Context, op->name + ".body", Function);
+    llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, op->name + ".end", Function);
+    Builder->CreateCondBr(inside, body, after);
+    Builder->SetInsertPoint(body);
+    codegen(op->body);
+    Builder->CreateBr(after);
+    Builder->SetInsertPoint(after);
+    pop(op->name);
+    return;
+  }
+  PTXJIT_INTERNAL_ASSERT(op->for_type == ForType::Serial, "PTX codegen: " + to_string(op->for_type) + " loop " +
+                                                              op->name + " inside a kernel");
+  llvm::Value *min = codegen(op->min), *extent = codegen(op->extent);
+  build_loop(op->name, min, extent, [&](llvm::Value *i) {
+    push(op->name, i);
+    codegen(op->body);
+    pop(op->name);
+  });
+}
+
+void CodeGen_PTX::visit(const Allocate *op) {
+  internal_error("PTX codegen: allocation of " + op->name + " inside a kernel");
+}
+
+void CodeGen_PTX::visit(const AssertStmt *op) { internal_error("PTX codegen: assertion inside a kernel: " + op->message); }
+
+llvm::Value *CodeGen_PTX::call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
+  static const std::map<std::string, std::string> names = {
+      {"sqrt", "sqrt"}, {"exp", "exp"},     {"log", "log"},   {"pow", "pow"},     {"sin", "sin"},
+      {"cos", "cos"},   {"tanh", "tanh"},   {"floor", "floor"}, {"ceil", "ceil"}, {"round", "rint"}};
+  auto it = names.find(name);
+  PTXJIT_INTERNAL_ASSERT(it != names.end(), "PTX codegen: unknown math function " + name);
+  PTXJIT_INTERNAL_ASSERT(t.bits == 32 || t.bits == 64, "PTX codegen: " + name + " of " + to_string(t));
+  UsesLibdevice = true;
+  std::string libdeviceName = "__nv_" + it->second + (t.bits == 32 ? "f" : "");
+  llvm::Type *scalar = llvm_type_of(t.element_of());
+  std::vector<llvm::Type *> params(args.size(), scalar);
+  llvm::FunctionCallee f = Module->getOrInsertFunction(libdeviceName, llvm::FunctionType::get(scalar, params, false));
+  if (t.is_scalar())
+    return Builder->CreateCall(f, args);
+  llvm::Value *result = llvm::UndefValue::get(llvm_type_of(t));
+  for (int lane = 0; lane < t.lanes; ++lane) {
+    std::vector<llvm::Value *> laneArgs;
+    for (llvm::Value *a : args)
+      laneArgs.push_back(Builder->CreateExtractElement(a, lane));
+    result = Builder->CreateInsertElement(result, Builder->CreateCall(f, laneArgs), lane);
+  }
+  return result;
+}
+
+std::string CodeGen_PTX::compile_to_ptx() {
+  std::string problems;
+  llvm::raw_string_ostream verifyOut(problems);
+  if (llvm::verifyModule(*Module, &verifyOut))
+    internal_error("generated device code is invalid LLVM IR: " + verifyOut.str());
+
+  if (UsesLibdevice) {
+    auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(libdevice_bitcode().data(), libdevice_bitcode().size()),
+                                                   "libdevice.10.bc", false);
+    auto libdevice = llvm::parseBitcodeFile(buffer->getMemBufferRef(), Context);
+    if (!libdevice) {
+      std::string message = llvm::toString(libdevice.takeError());
+      internal_error("cannot read the embedded libdevice: " + message);
+    }
+    (*libdevice)->setTargetTriple(NVPTXTriple);
+    (*libdevice)->setDataLayout(Module->getDataLayout());
+    if (llvm::Linker::linkModules(*Module, std::move(*libdevice), llvm::Linker::LinkOnlyNeeded))
+      internal_error("cannot link libdevice into the kernels");
+    // Only the kernels stay visible; the rest of libdevice can then be dropped.
+    llvm::internalizeModule(*Module, [](const llvm::GlobalValue &g) {
+      return g.getName().starts_with("ptxjit_") || g.getName() == "llvm.used";
+    });
+    Module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  }
+  optimize_module(*Module, *Machine);
+
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream out(ptx);
+  llvm::legacy::PassManager passes;
+  if (Machine->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    internal_error("NVPTX cannot emit PTX");
+  passes.run(*Module);
+  return std::string(ptx.str());
+}
+
+} // namespace ptxjit::codegen

@@ -1,0 +1,70 @@
+#include "CheckGPUSchedules.h"
+
+#include "ir/IRVisitor.h"
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+namespace {
+
+std::string funcOfLoop(const std::string &loop) { return loop.substr(0, loop.find('.')); }
+
+class Checker : public IRVisitor {
+public:
+  explicit Checker(const Target &target) : TheTarget(target), CUDA(target.has_gpu_feature()) {}
+
+private:
+  const Target &TheTarget;
+  bool CUDA;
+  int BlockDepth = 0, ThreadDepth = 0;
+
+  using IRVisitor::visit;
+
+  void visit(const For *op) override {
+    if (is_gpu(op->for_type) && !CUDA)
+      throw CompileError("loop " + op->name + " of Func " + funcOfLoop(op->name) + " is scheduled " +
+                         (op->for_type == ForType::GPUBlock ? "gpu_blocks" : "gpu_threads") + ", but target " +
+                         TheTarget.to_string() + " has no cuda feature");
+    if (op->for_type == ForType::GPUBlock && ThreadDepth > 0)
+      throw CompileError("Func " + funcOfLoop(op->name) + ": gpu_blocks loop " + op->name +
+                         " is inside a gpu_threads loop; block loops must be outside thread loops");
+    if (op->for_type == ForType::GPUThread && BlockDepth == 0)
+      throw CompileError("Func " + funcOfLoop(op->name) + ": gpu_threads loop " + op->name +
+                         " is not inside a gpu_blocks loop");
+    if (op->for_type == ForType::Parallel && BlockDepth > 0)
+      throw CompileError("Func " + funcOfLoop(op->name) + ": loop " + op->name + " is parallel inside a GPU kernel");
+    BlockDepth += op->for_type == ForType::GPUBlock;
+    ThreadDepth += op->for_type == ForType::GPUThread;
+    IRVisitor::visit(op);
+    BlockDepth -= op->for_type == ForType::GPUBlock;
+    ThreadDepth -= op->for_type == ForType::GPUThread;
+  }
+
+  void visit(const Realize *op) override {
+    if (BlockDepth > 0)
+      throw CompileError("Func " + op->name + " is computed inside a GPU kernel; storage in shared memory or "
+                         "registers is not supported yet: compute it at root");
+    IRVisitor::visit(op);
+  }
+
+  void visit(const Provide *op) override {
+    if (CUDA && BlockDepth == 0)
+      throw CompileError("Func " + op->name + " would run on the host, but on a CUDA target every Func that is not "
+                         "inlined runs in a GPU kernel: schedule each of its definitions with gpu_tile or "
+                         "gpu_blocks and gpu_threads");
+    if (BlockDepth > 0 && ThreadDepth == 0)
+      throw CompileError("Func " + op->name + " is stored inside gpu_blocks loops but outside any gpu_threads "
+                         "loop; every thread of the block would write it");
+    IRVisitor::visit(op);
+  }
+};
+
+} // namespace
+
+void check_gpu_schedules(const Stmt &s, const Target &target) {
+  Checker checker(target);
+  s.accept(&checker);
+}
+
+} // namespace ptxjit::lower

@@ -1,0 +1,49 @@
+#include "BufferStaging.h"
+
+#include "CudaDriver.h"
+#include "ReportError.h"
+#include "ScopedContext.h"
+#include "ptxjit/RuntimeError.h"
+
+namespace ptxjit::runtime::cuda {
+
+size_t buffer_span_bytes(const ptxjit_buffer_t &b) {
+  int64_t last = 0;
+  for (int d = 0; d < b.dimensions; ++d) {
+    if (b.dim[d].extent <= 0)
+      return 0;
+    last += int64_t(b.dim[d].extent - 1) * b.dim[d].stride;
+  }
+  size_t element = size_t((b.type.bits + 7) / 8) * b.type.lanes;
+  return size_t(last + 1) * element;
+}
+
+BufferStaging::BufferStaging(ptxjit_call_context *call, ScopedContext &scoped) : Call(call), Scoped(scoped) {}
+
+BufferStaging::~BufferStaging() {
+  for (CUdeviceptr p : Allocations)
+    if (int r = Call->device_free(Call->user_context, Scoped.context(), Scoped.stream(), p); r != 0)
+      report_error(Call, "device_free failed with " + (r > 0 ? describe(CUresult(r)) : std::to_string(r)));
+}
+
+void BufferStaging::stage(ptxjit_buffer_t *buffer, const std::string &name, bool upload) {
+  size_t bytes = buffer_span_bytes(*buffer);
+  CUdeviceptr pointer = 0;
+  int r = Call->device_malloc(Call->user_context, Scoped.context(), Scoped.stream(), bytes, &pointer);
+  if (r != 0 || !pointer)
+    throw RuntimeError("out of device memory allocating " + std::to_string(bytes) + " bytes for buffer " + name +
+                       ": device_malloc returned " + (r > 0 ? describe(CUresult(r)) : std::to_string(r)));
+  Allocations.push_back(pointer);
+  buffer->device = pointer;
+  if (upload && bytes)
+    PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(pointer, buffer->host, bytes, Scoped.stream()), "buffer " + name);
+}
+
+void BufferStaging::download(ptxjit_buffer_t *buffer, const std::string &name) {
+  size_t bytes = buffer_span_bytes(*buffer);
+  if (bytes)
+    PTXJIT_CUDA_CALL(cuMemcpyDtoHAsync(buffer->host, buffer->device, bytes, Scoped.stream()), "buffer " + name);
+  PTXJIT_CUDA_CALL(cuStreamSynchronize(Scoped.stream()), "the kernels of " + name);
+}
+
+} // namespace ptxjit::runtime::cuda

@@ -1,0 +1,97 @@
+#include "CudaDriver.h"
+
+#include "ptxjit/RuntimeError.h"
+
+#include <dlfcn.h>
+#include <mutex>
+
+namespace ptxjit::runtime::cuda {
+
+namespace {
+
+struct Loaded {
+  DriverApi Api;
+  std::string Error; // empty when loaded
+};
+
+Loaded load() {
+  Loaded l;
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    l.Error = std::string("CUDA driver not found: dlopen(libcuda.so.1) failed: ") + (why ? why : "unknown reason");
+    return l;
+  }
+  using GetProcAddress = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+  auto getProcAddress = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
+  if (!getProcAddress) {
+    l.Error = "CUDA driver too old: libcuda.so.1 has no cuGetProcAddress_v2 (CUDA 12 or newer is needed)";
+    return l;
+  }
+  auto resolve = [&](const char *name, void **slot) {
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    CUresult r = getProcAddress(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || !*slot) {
+      if (l.Error.empty())
+        l.Error = std::string("CUDA driver too old: it has no ") + name + " for CUDA " +
+                  std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10);
+    }
+  };
+#define PTXJIT_CUDA_FUNCTION(name) resolve(#name, reinterpret_cast<void **>(&l.Api.name));
+#include "CudaFunctions.def"
+#undef PTXJIT_CUDA_FUNCTION
+  if (!l.Error.empty())
+    return l;
+  CUresult r = l.Api.cuInit(0);
+  if (r != CUDA_SUCCESS) {
+    const char *name = nullptr;
+    l.Api.cuGetErrorName(r, &name);
+    l.Error = std::string("CUDA driver present but cuInit(0) failed: ") + (name ? name : "unknown error");
+    return l;
+  }
+  l.Api.cuDriverGetVersion(&l.Api.version);
+  return l;
+}
+
+// Loaded once; the library stays open for the life of the process.
+const Loaded &loaded() {
+  static const Loaded instance = load();
+  return instance;
+}
+
+} // namespace
+
+const DriverApi *try_driver(std::string *why) {
+  const Loaded &l = loaded();
+  if (!l.Error.empty()) {
+    if (why)
+      *why = l.Error;
+    return nullptr;
+  }
+  return &l.Api;
+}
+
+const DriverApi &driver() {
+  std::string why;
+  const DriverApi *api = try_driver(&why);
+  if (!api)
+    throw RuntimeError(why);
+  return *api;
+}
+
+std::string describe(CUresult result) {
+  std::string why;
+  const DriverApi *api = try_driver(&why);
+  const char *name = nullptr, *text = nullptr;
+  if (api) {
+    api->cuGetErrorName(result, &name);
+    api->cuGetErrorString(result, &text);
+  }
+  return std::string(name ? name : "CUDA error " + std::to_string(result)) + " (" + (text ? text : "no description") + ")";
+}
+
+void fail(const char *call, CUresult result, const std::string &what) {
+  throw RuntimeError(std::string(call) + " failed with " + describe(result) + (what.empty() ? "" : " for " + what));
+}
+
+} // namespace ptxjit::runtime::cuda

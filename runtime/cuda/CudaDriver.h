@@ -1,0 +1,44 @@
+#ifndef PTXJIT_RUNTIME_CUDA_CUDADRIVER_H
+#define PTXJIT_RUNTIME_CUDA_CUDADRIVER_H
+
+// The one place the CUDA driver is loaded: dlopen("libcuda.so.1") on first use, every entry
+// point through cuGetProcAddress for the CUDA version of the headers ptxjit was built with.
+// Loading happens once (thread-safe); nothing here creates a context.
+
+#include <cuda.h>
+
+#include <string>
+
+namespace ptxjit::runtime::cuda {
+
+struct DriverApi {
+#define PTXJIT_CUDA_FUNCTION(name) decltype(&::name) name = nullptr;
+#include "CudaFunctions.def"
+#undef PTXJIT_CUDA_FUNCTION
+  int version = 0; ///< cuDriverGetVersion, e.g. 13000
+};
+
+/// The loaded driver; throws RuntimeError("CUDA driver not found: ...") when there is none.
+const DriverApi &driver();
+
+/// The loaded driver, or null with the reason in `why` (for probes that must not throw).
+const DriverApi *try_driver(std::string *why);
+
+/// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
+std::string describe(CUresult result);
+
+/// Throws RuntimeError naming the failing call, the driver's error name and string, and `what`.
+[[noreturn]] void fail(const char *call, CUresult result, const std::string &what);
+
+} // namespace ptxjit::runtime::cuda
+
+/// Calls a driver function; a failure throws with the call's text and `what` (the pipeline,
+/// kernel or buffer involved).
+#define PTXJIT_CUDA_CALL(call, what)                                                               \
+  do {                                                                                             \
+    CUresult ptxjit_result_ = ::ptxjit::runtime::cuda::driver().call;                              \
+    if (ptxjit_result_ != CUDA_SUCCESS)                                                            \
+      ::ptxjit::runtime::cuda::fail(#call, ptxjit_result_, what);                                  \
+  } while (0)
+
+#endif

@@ -1,0 +1,87 @@
+#include "CudaRuntime.h"
+
+#include "CudaDriver.h"
+#include "DeviceCode.h"
+#include "ReportError.h"
+#include "ScopedContext.h"
+
+namespace {
+
+using namespace ptxjit::runtime;
+using namespace ptxjit::runtime::cuda;
+
+std::string launchShape(int32_t gx, int32_t gy, int32_t gz, int32_t bx, int32_t by, int32_t bz) {
+  return "grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" + std::to_string(gz) + ", block " +
+         std::to_string(bx) + "x" + std::to_string(by) + "x" + std::to_string(bz);
+}
+
+} // namespace
+
+extern "C" {
+
+int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int32_t grid_x, int32_t grid_y,
+                           int32_t grid_z, int32_t block_x, int32_t block_y, int32_t block_z, int32_t shared_bytes,
+                           void **args) {
+  auto *call = static_cast<ptxjit_call_context *>(context);
+  auto *code = static_cast<DeviceCode *>(device_code);
+  try {
+    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0)
+      return 0; // nothing to compute
+    ScopedContext scoped(call);
+    CUfunction f = code->function(scoped.context(), kernel);
+    const DriverApi &api = driver();
+    CUresult r = api.cuLaunchKernel(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, scoped.stream(),
+                                    args, nullptr);
+    if (r != CUDA_SUCCESS) {
+      std::string limits;
+      CUdevice device;
+      int maxThreads = 0;
+      if (api.cuCtxGetDevice(&device) == CUDA_SUCCESS &&
+          api.cuDeviceGetAttribute(&maxThreads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device) == CUDA_SUCCESS &&
+          int64_t(block_x) * block_y * block_z > maxThreads)
+        limits = "; the block has " + std::to_string(int64_t(block_x) * block_y * block_z) +
+                 " threads and the device allows at most " + std::to_string(maxThreads);
+      fail("cuLaunchKernel", r,
+           "kernel " + code->kernel_name(kernel) + " (" + launchShape(grid_x, grid_y, grid_z, block_x, block_y, block_z) +
+               ")" + limits);
+    }
+    return 0;
+  } catch (const std::exception &e) {
+    report_error(context, e.what());
+    return -1;
+  }
+}
+
+void *ptxjit_cuda_malloc(void *context, uint64_t bytes, const char *what) {
+  auto *call = static_cast<ptxjit_call_context *>(context);
+  try {
+    ScopedContext scoped(call);
+    CUdeviceptr pointer = 0;
+    int r = call->device_malloc(call->user_context, scoped.context(), scoped.stream(), bytes, &pointer);
+    if (r != 0 || !pointer) {
+      report_error(context, "out of device memory allocating " + std::to_string(bytes) + " bytes for " + what +
+                                ": device_malloc returned " +
+                                (r > 0 ? describe(static_cast<CUresult>(r)) : std::to_string(r)));
+      return nullptr;
+    }
+    return reinterpret_cast<void *>(pointer);
+  } catch (const std::exception &e) {
+    report_error(context, e.what());
+    return nullptr;
+  }
+}
+
+void ptxjit_cuda_free(void *context, void *pointer) {
+  auto *call = static_cast<ptxjit_call_context *>(context);
+  try {
+    ScopedContext scoped(call);
+    if (int r = call->device_free(call->user_context, scoped.context(), scoped.stream(),
+                                  reinterpret_cast<CUdeviceptr>(pointer));
+        r != 0)
+      report_error(context, "device_free failed with " + (r > 0 ? describe(static_cast<CUresult>(r)) : std::to_string(r)));
+  } catch (const std::exception &e) {
+    report_error(context, e.what());
+  }
+}
+
+} // extern "C"

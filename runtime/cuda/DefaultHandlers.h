@@ -1,0 +1,30 @@
+#ifndef PTXJIT_RUNTIME_CUDA_DEFAULTHANDLERS_H
+#define PTXJIT_RUNTIME_CUDA_DEFAULTHANDLERS_H
+
+// The built-in GPU handlers, used where neither the call, the pipeline nor the defaults
+// override one. Each returns 0 on success, else a CUresult or -1.
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <string>
+
+namespace ptxjit::runtime::cuda {
+
+/// The device a call runs on: `requested` when >= 0, else PTXJIT_DEVICE, else 0.
+int choose_device(int requested);
+
+/// The primary context of `device`, retained once per device for the life of the process (it is
+/// the context the CUDA runtime, PyTorch and cuBLAS share). No other device is touched.
+/// With create == false, fails unless the primary context is already active.
+int default_acquire_context(int device, CUcontext *out, bool create, std::string *why);
+int default_release_context();
+/// The legacy default stream of the context.
+int default_get_stream(CUcontext context, CUstream *out);
+/// Stream-ordered allocation from the device's default memory pool.
+int default_device_malloc(CUcontext context, CUstream stream, size_t bytes, CUdeviceptr *out);
+int default_device_free(CUcontext context, CUstream stream, CUdeviceptr pointer);
+
+} // namespace ptxjit::runtime::cuda
+
+#endif

@@ -1,0 +1,118 @@
+#include "DeviceCode.h"
+
+#include "CudaDriver.h"
+#include "ptxjit/RuntimeError.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+namespace ptxjit::runtime::cuda {
+
+namespace {
+std::mutex RegistryMutex; // guards Registry
+std::set<DeviceCode *> Registry;
+} // namespace
+
+int max_ptx_version_for_driver(int driverVersion) {
+  int major = driverVersion / 1000, minor = driverVersion % 1000 / 10;
+  if (major >= 13)
+    return 90 + minor;
+  if (major == 12)
+    return 80 + std::min(minor, 9);
+  if (major == 11)
+    return 70 + std::min(minor, 8);
+  return 60;
+}
+
+DeviceCode::DeviceCode(std::string pipeline, std::vector<std::string> kernels, PTXGenerator generator)
+    : Pipeline(std::move(pipeline)), Kernels(std::move(kernels)), Generator(std::move(generator)) {
+  std::lock_guard<std::mutex> lock(RegistryMutex);
+  Registry.insert(this);
+}
+
+DeviceCode::~DeviceCode() {
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex);
+    Registry.erase(this);
+  }
+  std::string why;
+  const DriverApi *api = try_driver(&why);
+  for (auto &[context, loaded] : Modules) {
+    if (!api || api->cuCtxPushCurrent(context) != CUDA_SUCCESS)
+      continue;
+    if (CUresult r = api->cuModuleUnload(loaded.Module); r != CUDA_SUCCESS)
+      std::fprintf(stderr, "ptxjit: cuModuleUnload for %s failed with %s\n", Pipeline.c_str(), describe(r).c_str());
+    CUcontext popped;
+    api->cuCtxPopCurrent(&popped);
+  }
+}
+
+CUfunction DeviceCode::function(CUcontext context, int index) {
+  {
+    std::shared_lock<std::shared_mutex> lock(Mutex);
+    if (auto it = Modules.find(context); it != Modules.end())
+      return it->second.Functions[index];
+  }
+  std::unique_lock<std::shared_mutex> lock(Mutex);
+  if (auto it = Modules.find(context); it != Modules.end())
+    return it->second.Functions[index];
+
+  const DriverApi &api = driver();
+  CUdevice device = 0;
+  PTXJIT_CUDA_CALL(cuCtxGetDevice(&device), "pipeline " + Pipeline);
+  int major = 0, minor = 0;
+  PTXJIT_CUDA_CALL(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device), Pipeline);
+  PTXJIT_CUDA_CALL(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device), Pipeline);
+  int capability = major * 10 + minor;
+  auto ptx = PTX.find(capability);
+  if (ptx == PTX.end())
+    ptx = PTX.emplace(capability, Generator(capability, max_ptx_version_for_driver(api.version))).first;
+
+  char log[8192] = {0};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
+  Loaded loaded;
+  CUresult r = api.cuModuleLoadDataEx(&loaded.Module, ptx->second.c_str(), 2, options, values);
+  if (r != CUDA_SUCCESS)
+    fail("cuModuleLoadDataEx", r, "the kernels of " + Pipeline + (log[0] ? std::string(": ") + log : ""));
+  for (const std::string &name : Kernels) {
+    CUfunction f = nullptr;
+    if (CUresult e = api.cuModuleGetFunction(&f, loaded.Module, name.c_str()); e != CUDA_SUCCESS) {
+      api.cuModuleUnload(loaded.Module);
+      fail("cuModuleGetFunction", e, "kernel " + name + " of " + Pipeline);
+    }
+    loaded.Functions.push_back(f);
+  }
+  CUfunction result = loaded.Functions[index];
+  Modules.emplace(context, std::move(loaded));
+  return result;
+}
+
+void DeviceCode::forget(CUcontext context) {
+  std::unique_lock<std::shared_mutex> lock(Mutex);
+  auto it = Modules.find(context);
+  if (it == Modules.end())
+    return;
+  const DriverApi &api = driver();
+  if (api.cuCtxPushCurrent(context) == CUDA_SUCCESS) {
+    api.cuModuleUnload(it->second.Module);
+    CUcontext popped;
+    api.cuCtxPopCurrent(&popped);
+  }
+  Modules.erase(it);
+}
+
+std::map<int, std::string> DeviceCode::ptx() const {
+  std::shared_lock<std::shared_mutex> lock(Mutex);
+  return PTX;
+}
+
+void DeviceCode::forget_everywhere(CUcontext context) {
+  std::lock_guard<std::mutex> lock(RegistryMutex);
+  for (DeviceCode *code : Registry)
+    code->forget(context);
+}
+
+} // namespace ptxjit::runtime::cuda

@@ -1,0 +1,61 @@
+#ifndef PTXJIT_RUNTIME_CUDA_DEVICECODE_H
+#define PTXJIT_RUNTIME_CUDA_DEVICECODE_H
+
+// The kernels of one compiled pipeline, loaded into each context that runs them. PTX is made
+// per compute capability on first need (through a generator the JIT supplies, so the runtime
+// needs no compiler) and loaded per context; both are cached. Lookups take a shared lock, so
+// launches in different contexts and threads do not wait on each other; loading takes it
+// exclusively.
+
+#include <cuda.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace ptxjit::runtime::cuda {
+
+class DeviceCode {
+public:
+  /// Makes the PTX for a capability (major*10+minor) at a PTX ISA version (e.g. 85).
+  using PTXGenerator = std::function<std::string(int capability, int ptxVersion)>;
+
+  DeviceCode(std::string pipeline, std::vector<std::string> kernels, PTXGenerator generator);
+  ~DeviceCode();
+  DeviceCode(const DeviceCode &) = delete;
+  DeviceCode &operator=(const DeviceCode &) = delete;
+
+  /// Kernel `index` in `context`, which must be current. Throws RuntimeError.
+  CUfunction function(CUcontext context, int index);
+  /// Unloads what was loaded into `context` (which must still exist); later launches reload.
+  void forget(CUcontext context);
+  const std::string &pipeline() const { return Pipeline; }
+  const std::string &kernel_name(int index) const { return Kernels.at(index); }
+  /// The PTX made so far, by capability (for inspection and tests).
+  std::map<int, std::string> ptx() const;
+
+  /// Calls forget(context) on every live DeviceCode.
+  static void forget_everywhere(CUcontext context);
+
+private:
+  struct Loaded {
+    CUmodule Module = nullptr;
+    std::vector<CUfunction> Functions;
+  };
+  std::string Pipeline;
+  std::vector<std::string> Kernels;
+  PTXGenerator Generator;
+  mutable std::shared_mutex Mutex; // guards PTX and Modules
+  std::map<int, std::string> PTX;
+  std::map<CUcontext, Loaded> Modules;
+};
+
+/// The PTX ISA version a driver of `driverVersion` (cuDriverGetVersion) accepts at most.
+int max_ptx_version_for_driver(int driverVersion);
+
+} // namespace ptxjit::runtime::cuda
+
+#endif

@@ -1,0 +1,369 @@
+// Real-device tests: results against the CPU, and the context discipline the project exists
+// for. Without a driver or device each test prints why it is skipped and passes.
+
+#include "TestUtil.h"
+#include "cuda/CudaDriver.h"
+#include "ptxjit.h"
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+
+extern char **environ;
+
+using namespace ptxjit;
+using namespace ptxjit::test;
+namespace cu = ptxjit::runtime::cuda;
+
+#define PTXJIT_REQUIRE_GPU()                                                                       \
+  do {                                                                                             \
+    std::string why_;                                                                              \
+    if (!host_supports_target_device(Target("host-cuda"), &why_)) {                                \
+      WARN("[gpu] test skipped: " << why_);                                                        \
+      return;                                                                                      \
+    }                                                                                              \
+  } while (0)
+
+#define CU_CHECK(call) REQUIRE(cu::driver().call == CUDA_SUCCESS)
+
+namespace {
+
+int deviceCount() {
+  int n = 0;
+  cu::driver().cuDeviceGetCount(&n);
+  return n;
+}
+
+bool anyPrimaryContextActive() {
+  for (int d = 0; d < deviceCount(); ++d) {
+    CUdevice device;
+    unsigned flags = 0;
+    int active = 0;
+    cu::driver().cuDeviceGet(&device, d);
+    cu::driver().cuDevicePrimaryCtxGetState(device, &flags, &active);
+    if (active)
+      return true;
+  }
+  return false;
+}
+
+// Runs the named hidden test in a fresh process, so that contexts other tests made cannot hide
+// or fake what it checks.
+void runInChild(const char *name) {
+  std::vector<char *> argv = {const_cast<char *>("ptxjit_tests"), const_cast<char *>("-w"),
+                              const_cast<char *>("NoTests"), const_cast<char *>(name), nullptr};
+  pid_t child = 0;
+  REQUIRE(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) == 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+// A user context carrying its own CUDA context and stream, and counting handler calls.
+struct CountingContext : JITUserContext {
+  CUcontext Context = nullptr;
+  CUstream Stream = nullptr;
+  std::atomic<int> Acquires{0}, Releases{0}, StreamCalls{0}, Mallocs{0}, Frees{0};
+  std::mutex ThreadsMutex;
+  std::set<std::thread::id> Threads;
+  bool FailMalloc = false;
+
+  CountingContext() {
+    handlers.acquire_context = [](JITUserContext *u, CUcontext *out, bool) {
+      auto *c = static_cast<CountingContext *>(u);
+      ++c->Acquires;
+      std::lock_guard<std::mutex> lock(c->ThreadsMutex);
+      c->Threads.insert(std::this_thread::get_id());
+      *out = c->Context;
+      return 0;
+    };
+    handlers.release_context = [](JITUserContext *u) {
+      ++static_cast<CountingContext *>(u)->Releases;
+      return 0;
+    };
+    handlers.get_stream = [](JITUserContext *u, CUcontext, CUstream *out) {
+      auto *c = static_cast<CountingContext *>(u);
+      ++c->StreamCalls;
+      *out = c->Stream;
+      return 0;
+    };
+    handlers.device_malloc = [](JITUserContext *u, CUcontext, CUstream stream, size_t bytes, CUdeviceptr *out) {
+      auto *c = static_cast<CountingContext *>(u);
+      ++c->Mallocs;
+      if (c->FailMalloc)
+        return int(CUDA_ERROR_OUT_OF_MEMORY);
+      return int(cu::driver().cuMemAllocAsync(out, bytes, stream));
+    };
+    handlers.device_free = [](JITUserContext *u, CUcontext, CUstream stream, CUdeviceptr p) {
+      ++static_cast<CountingContext *>(u)->Frees;
+      return int(cu::driver().cuMemFreeAsync(p, stream));
+    };
+  }
+};
+
+// A context of the user's own (not the primary one) and a stream in it; destroyed at scope exit.
+struct OwnContext {
+  CUcontext Context = nullptr;
+  CUstream Stream = nullptr;
+  explicit OwnContext(int device) {
+    CUdevice d;
+    CU_CHECK(cuDeviceGet(&d, device));
+    CU_CHECK(cuCtxCreate(&Context, nullptr, 0, d));
+    CU_CHECK(cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING));
+    CUcontext popped;
+    CU_CHECK(cuCtxPopCurrent(&popped));
+  }
+  ~OwnContext() {
+    JIT::forget_context(Context);
+    cu::driver().cuCtxPushCurrent(Context);
+    cu::driver().cuStreamDestroy(Stream);
+    CUcontext popped;
+    cu::driver().cuCtxPopCurrent(&popped);
+    cu::driver().cuCtxDestroy(Context);
+  }
+};
+
+struct Blur {
+  ImageParam in{Float(32), 2, "in"};
+  Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
+  Func bx{"blur_x"}, by{"blur_y"};
+  Blur() {
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
+    by.gpu_tile(x, y, xi, yi, 32, 8);
+  }
+  Buffer<float> input(int w, int h, uint32_t seed) {
+    Buffer<float> b(w + 2, h + 2);
+    b.set_min({-1, -1});
+    fill_random(b, seed);
+    in.set(b);
+    return b;
+  }
+  static float reference(const Buffer<float> &b, int i, int j) {
+    float s = 0;
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx)
+        s += b(i + dx, j + dy);
+    return s / 9.0f;
+  }
+};
+
+} // namespace
+
+TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  SECTION("blur, inline, several sizes") {
+    Blur b;
+    Pipeline p(b.by);
+    for (auto [w, h] : {std::pair{64, 64}, std::pair{1000, 37}, std::pair{7, 3}, std::pair{513, 257}}) {
+      INFO(w << "x" << h);
+      Buffer<float> input = b.input(w, h, seed);
+      Buffer<float> out(w, h);
+      out.fill(NAN);
+      p.realize(out);
+      check_against(out, [&](const std::vector<int> &c) { return Blur::reference(input, c[0], c[1]); });
+    }
+  }
+  SECTION("blur with a compute_root producer and math") {
+    Blur b;
+    Func g("shade");
+    g(b.x, b.y) = sqrt(abs(b.by(b.x, b.y))) + exp(b.by(b.x, b.y) * 0.5f) + tanh(b.by(b.x, b.y));
+    b.by.compute_root();
+    g.gpu_tile(b.x, b.y, b.xi, b.yi, 16, 16);
+    Buffer<float> input = b.input(301, 77, seed);
+    Buffer<float> out = Pipeline(g).realize<float>({301, 77});
+    check_against(out, [&](const std::vector<int> &c) {
+      float v = Blur::reference(input, c[0], c[1]);
+      return std::sqrt(std::fabs(v)) + std::exp(v * 0.5f) + std::tanh(v);
+    }, 1e-4);
+  }
+  SECTION("matrix multiply with an RDom") {
+    const int n = 67, m = 33, k = 45;
+    ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+    Buffer<float> a(k, n), bb(m, k);
+    fill_random(a, seed);
+    fill_random(bb, seed + 1);
+    A.set(a);
+    B.set(bb);
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    RDom r(0, k, "r");
+    Func prod("prod"), mm("mm");
+    prod(x, y) = 0.0f;
+    prod(x, y) += A(r, y) * B(x, r);
+    mm(x, y) = prod(x, y);
+    prod.compute_root().gpu_tile(x, y, xi, yi, 16, 16);
+    prod.update(0).gpu_tile(x, y, xi, yi, 16, 16);
+    mm.gpu_tile(x, y, xi, yi, 16, 16);
+    Buffer<float> c = Pipeline(mm).realize<float>({m, n});
+    check_against(c, [&](const std::vector<int> &p) {
+      float s = 0;
+      for (int kk = 0; kk < k; ++kk)
+        s += a(kk, p[1]) * bb(p[0], kk);
+      return s;
+    }, 1e-4);
+  }
+}
+
+TEST_CASE("A launch beyond the device's limits names the kernel and the limit", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  ImageParam in(Float(32), 1, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func f("tall");
+  f(x, y) = in(x) + cast<float>(y);
+  f.gpu_tile(x, y, xi, yi, 1, 1); // one thread a block: 70000 blocks in y, over the 65535 limit
+  in.set(Buffer<float>(1));
+  Buffer<float> out(1, 70000);
+  CHECK_THROWS_WITH(Pipeline(f).realize(out), Catch::Contains("cuLaunchKernel") && Catch::Contains("tall") &&
+                                                  Catch::Contains("grid 1x70000x1"));
+}
+
+TEST_CASE("Context discipline (child process)", "[.]") {
+  PTXJIT_REQUIRE_GPU();
+  REQUIRE_FALSE(anyPrimaryContextActive());
+
+  // Parsing targets and compiling never create a context.
+  Blur b;
+  Pipeline p(b.by);
+  for (const char *t : {"host-cuda", "x86-64-linux-cuda-cuda_capability_80"})
+    (void)Target(t);
+  p.compile_jit(Target("host-cuda"));
+  CHECK_FALSE(anyPrimaryContextActive());
+
+  uint32_t seed = fresh_seed();
+  Buffer<float> input = b.input(200, 100, seed);
+  OwnContext own(0), other(0);
+
+  SECTION("a realize on the user's context and stream") {
+    CountingContext c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    CU_CHECK(cuCtxPushCurrent(other.Context)); // the caller's current context, to be restored
+    Buffer<float> out(200, 100);
+    out.fill(NAN);
+    p.realize(&c, out);
+    CUcontext current = nullptr;
+    CU_CHECK(cuCtxGetCurrent(&current));
+    CHECK(current == other.Context);
+    CUcontext popped;
+    CU_CHECK(cuCtxPopCurrent(&popped));
+    check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+    CHECK(c.Acquires > 0);
+    CHECK(c.Acquires == c.Releases);
+    CHECK(c.StreamCalls > 0);
+    CHECK(c.Mallocs == c.Frees);
+    CHECK_FALSE(anyPrimaryContextActive());
+  }
+  SECTION("a refusing acquire handler fails the realize and creates nothing") {
+    JITUserContext refuse;
+    refuse.handlers.acquire_context = [](JITUserContext *, CUcontext *, bool) { return 1; };
+    Buffer<float> out(200, 100);
+    CHECK_THROWS_WITH(p.realize(&refuse, out), Catch::Contains("acquire_context handler refused"));
+    CHECK_FALSE(anyPrimaryContextActive());
+  }
+  SECTION("errors keep acquire and release paired and restore the current context") {
+    CountingContext c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    c.FailMalloc = true;
+    CU_CHECK(cuCtxPushCurrent(other.Context));
+    Buffer<float> out(200, 100);
+    CHECK_THROWS_WITH(p.realize(&c, out), Catch::Contains("out of device memory") && Catch::Contains("CUDA_ERROR_OUT_OF_MEMORY"));
+    CUcontext current = nullptr;
+    CU_CHECK(cuCtxGetCurrent(&current));
+    CHECK(current == other.Context);
+    CUcontext popped;
+    CU_CHECK(cuCtxPopCurrent(&popped));
+    CHECK(c.Acquires == c.Releases);
+    CHECK(c.Frees == 0);
+    CHECK_FALSE(anyPrimaryContextActive());
+  }
+  SECTION("a parallel loop around GPU work launches through the caller's context from every thread") {
+    Var yo("yo");
+    Func band("band");
+    band(b.x, b.y) = b.in(b.x, b.y) * 2.0f;
+    band.split(b.y, yo, b.y, 16).parallel(yo).gpu_tile(b.x, b.y, b.xi, b.yi, 32, 8);
+    CountingContext c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    Buffer<float> out(200, 100);
+    out.fill(NAN);
+    Pipeline(band).realize(&c, out);
+    check_against(out, [&](const std::vector<int> &q) { return input(q[0], q[1]) * 2.0f; });
+    CHECK(c.Acquires == c.Releases);
+    INFO("threads that launched: " << c.Threads.size());
+    CHECK(c.Threads.size() >= 1);
+    CHECK_FALSE(anyPrimaryContextActive());
+  }
+}
+
+TEST_CASE("Context discipline: no context the user did not ask for", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  runInChild("Context discipline (child process)");
+}
+
+TEST_CASE("The built-in handlers use the primary context of the chosen device only", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  Blur b;
+  uint32_t seed = fresh_seed();
+  Buffer<float> input = b.input(50, 40, seed);
+  JITUserContext c;
+  c.device = deviceCount() - 1;
+  Buffer<float> out(50, 40);
+  Pipeline(b.by).realize(&c, out);
+  check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+  for (int d = 0; d < deviceCount(); ++d) {
+    CUdevice device;
+    unsigned flags = 0;
+    int active = 0;
+    cu::driver().cuDeviceGet(&device, d);
+    cu::driver().cuDevicePrimaryCtxGetState(device, &flags, &active);
+    INFO("device " << d);
+    if (d != c.device && deviceCount() > 1)
+      CHECK_FALSE(active);
+  }
+  JITUserContext missing;
+  missing.device = deviceCount() + 3;
+  CHECK_THROWS_WITH(Pipeline(b.by).realize(&missing, out), Catch::Contains("no CUDA device"));
+}
+
+TEST_CASE("Two threads, each with its own context and stream, realize concurrently", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  Blur b;
+  Pipeline p(b.by);
+  uint32_t seed = fresh_seed();
+  Buffer<float> input = b.input(300, 200, seed);
+  int devices = deviceCount();
+  std::vector<std::unique_ptr<OwnContext>> contexts;
+  for (int t = 0; t < 2; ++t)
+    contexts.push_back(std::make_unique<OwnContext>(t % devices));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      CountingContext c;
+      c.Context = contexts[t]->Context;
+      c.Stream = contexts[t]->Stream;
+      for (int i = 0; i < 20; ++i) {
+        Buffer<float> out(300, 200);
+        out.fill(NAN);
+        p.realize(&c, out);
+        for (int j = 0; j < 200; ++j)
+          for (int k = 0; k < 300; ++k)
+            if (std::fabs(out(k, j) - Blur::reference(input, k, j)) > 1e-5f) {
+              ++failures;
+              return;
+            }
+      }
+      if (c.Acquires != c.Releases)
+        ++failures;
+    });
+  for (auto &t : threads)
+    t.join();
+  CHECK(failures == 0);
+}

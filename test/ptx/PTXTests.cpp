@@ -1,0 +1,137 @@
+// Device code generated offline (no driver): PTX for fixed capabilities, checked for the
+// instructions it should hold and, where ptxas is installed, assembled by it.
+
+#include "TestUtil.h"
+#include "ptxjit.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+using namespace ptxjit;
+
+namespace {
+
+// Assembles `ptx` with ptxas for `arch`; returns ptxas's output, or "" when it accepted it.
+std::string assemble(const std::string &ptx, const std::string &arch) {
+#ifdef PTXJIT_PTXAS
+  char path[] = "/tmp/ptxjit_test_XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  std::string ptxFile = std::string(path) + ".ptx", log = std::string(path) + ".log";
+  std::ofstream(ptxFile) << ptx;
+  std::string command = std::string(PTXJIT_PTXAS) + " -arch=" + arch + " -o /dev/null " + ptxFile + " > " + log + " 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(ptxFile.c_str());
+  std::remove(log.c_str());
+  std::remove(path);
+  return status == 0 ? "" : "ptxas failed (" + std::to_string(status) + "): " + output;
+#else
+  (void)ptx;
+  (void)arch;
+  WARN("ptxas not found at build time: PTX not assembled");
+  return "";
+#endif
+}
+
+struct Pipelines {
+  ImageParam in{Float(32), 2, "in"};
+  Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
+};
+
+} // namespace
+
+TEST_CASE("PTX for a pointwise pipeline on sm_80 and sm_90a", "[ptx]") {
+  for (const char *spelling : {"host-cuda-cuda_capability_80", "host-cuda-cuda_capability_90a"}) {
+    INFO(spelling);
+    Pipelines p;
+    Func f("pointwise");
+    f(p.x, p.y) = sqrt(p.in(p.x, p.y)) * exp(p.in(p.x, p.y)) + tanh(p.in(p.x, p.y));
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    Target target(spelling);
+    std::string ptx = Pipeline(f).compile_to_ptx(target);
+    std::string arch = target.has_feature(Target::Feature::CUDACapability90a) ? "sm_90a" : "sm_80";
+    CHECK_THAT(ptx, Catch::Contains(".target " + arch));
+    CHECK_THAT(ptx, Catch::Contains(".entry ptxjit_pointwise"));
+    CHECK_THAT(ptx, Catch::Contains("ld.global.nc.f32"));  // the read-only input
+    CHECK_THAT(ptx, Catch::Contains("st.global.f32"));
+    CHECK_THAT(ptx, Catch::Contains(".maxntid 32, 8, 1"));
+    CHECK_THAT(ptx, !Catch::Contains("__nv_"));   // libdevice linked and inlined
+    CHECK_THAT(ptx, !Catch::Contains("bar.sync")); // no shared memory, no barrier
+    CHECK(assemble(ptx, arch).empty());
+  }
+}
+
+TEST_CASE("PTX for a blur and a matrix multiply", "[ptx]") {
+  Pipelines p;
+  Func bx("blur_x"), by("blur_y");
+  bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
+  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
+  by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+  std::string blur = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK(assemble(blur, "sm_80").empty());
+
+  ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+  RDom r(0, A.width(), "r");
+  Func prod("prod"), mm("mm");
+  prod(p.x, p.y) = 0.0f;
+  prod(p.x, p.y) += A(r, p.y) * B(p.x, r);
+  mm(p.x, p.y) = prod(p.x, p.y);
+  prod.compute_root().gpu_tile(p.x, p.y, p.xi, p.yi, 16, 16);
+  prod.update(0).gpu_tile(p.x, p.y, p.xi, p.yi, 16, 16);
+  mm.gpu_tile(p.x, p.y, p.xi, p.yi, 16, 16);
+  std::string matmul = Pipeline(mm).compile_to_ptx(Target("host-cuda-cuda_capability_90"));
+  CHECK_THAT(matmul, Catch::Contains("fma.rn.f32"));
+  // Three kernels: prod's initialization, its update, and mm.
+  CHECK_THAT(matmul, Catch::Contains("_k2("));
+  CHECK(assemble(matmul, "sm_90").empty());
+}
+
+TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", "[ptx][errors]") {
+  Pipelines p;
+  Target cuda("host-cuda-cuda_capability_80");
+  SECTION("gpu_threads outside gpu_blocks") {
+    Func f("f");
+    f(p.x, p.y) = p.in(p.x, p.y);
+    f.gpu_threads(p.x);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("f.s0.x is not inside a gpu_blocks loop"));
+  }
+  SECTION("gpu_blocks inside gpu_threads") {
+    Func f("f");
+    f(p.x, p.y) = p.in(p.x, p.y);
+    Var yo("yo");
+    f.split(p.y, yo, p.y, 4).gpu_blocks(yo).gpu_threads(p.y).gpu_blocks(p.x);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("gpu_blocks loop f.s0.x is inside a gpu_threads loop"));
+  }
+  SECTION("too many threads per block") {
+    Func f("f");
+    f(p.x, p.y) = p.in(p.x, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 64, 32);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
+                      Catch::Contains("2048 threads per block; CUDA allows at most 1024") && Catch::Contains("kernel"));
+  }
+  SECTION("a GPU schedule on a host target") {
+    Func f("f");
+    f(p.x, p.y) = p.in(p.x, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(Target("host")), Catch::Contains("has no cuda feature"));
+  }
+  SECTION("a producer computed inside a kernel") {
+    Func g("g"), f("f");
+    g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    g.compute_at(f, p.x);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is computed inside a GPU kernel"));
+  }
+  SECTION("compile_to_ptx without a fixed capability") {
+    Func f("f");
+    f(p.x, p.y) = p.in(p.x, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    CHECK_THROWS_WITH(Pipeline(f).compile_to_ptx(Target("host-cuda")), Catch::Contains("fixed CUDA capability"));
+  }
+}
