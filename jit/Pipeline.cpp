@@ -151,16 +151,20 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
   try {
     runtime::cuda::ScopedContext scoped(&call.Runtime);
     runtime::cuda::BufferStaging staging(&call.Runtime, scoped);
+    // Buffers with a device copy of the caller's are used in place; the others are staged.
     auto *outputRaw = static_cast<ptxjit_buffer_t *>(args[0]);
+    bool outputStaged = outputRaw->device == 0;
     for (size_t i = 0; i < compiled->Lowered.arguments.size(); ++i) {
       const lower::LoweredArgument &a = compiled->Lowered.arguments[i];
-      if (a.kind != lower::LoweredArgument::Scalar)
-        staging.stage(static_cast<ptxjit_buffer_t *>(args[i]), a.name, a.kind == lower::LoweredArgument::InputBuffer);
+      auto *raw = static_cast<ptxjit_buffer_t *>(args[i]);
+      if (a.kind != lower::LoweredArgument::Scalar && raw->device == 0)
+        staging.stage(raw, a.name, a.kind == lower::LoweredArgument::InputBuffer);
     }
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());
     if (result != 0)
       throw failure("error code " + std::to_string(result));
-    staging.download(outputRaw, f.name);
+    if (outputStaged)
+      staging.download(outputRaw, f.name);
   } catch (const RuntimeError &e) {
     throw failure(e.what()); // the handler's first message is the most specific
   }

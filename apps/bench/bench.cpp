@@ -4,6 +4,7 @@
 // Usage: bench [--quick]
 
 #include "BlurPipelines.h"
+#include "GpuBenchmarks.h"
 
 #include <algorithm>
 #include <chrono>
@@ -171,6 +172,13 @@ int main(int argc, char **argv) {
     if (r.find("\"compile_blur\"") != std::string::npos)
       compileMedian = extractNumber(r, "median");
 
+  std::string gpu;
+  try {
+    gpu = bench::gpu_benchmarks(quick);
+  } catch (const std::exception &e) {
+    gpu = std::string("{\"error\": \"") + e.what() + "\"}";
+  }
+
   std::printf("{\n  \"target\": \"%s\",\n  \"threads\": %u,\n  \"results\": [\n", host.to_string().c_str(),
               std::thread::hardware_concurrency());
   for (size_t i = 0; i < results.size(); ++i)
@@ -180,11 +188,12 @@ int main(int argc, char **argv) {
     double halideCompile = extractNumber(peer.Json, "compile_jit_ms");
     double halideRealize = extractNumber(peer.Json, "realize_ms");
     std::printf("  \"halide14\": %s,\n", peer.Json.c_str());
-    std::printf("  \"ratios\": {\"compile_blur_ptxjit_over_halide\": %s, \"realize_blur_ptxjit_over_halide\": %s}\n",
+    std::printf("  \"ratios\": {\"compile_blur_ptxjit_over_halide\": %s, \"realize_blur_ptxjit_over_halide\": %s},\n",
                 json(compileMedian / halideCompile).c_str(), json(ours.Median / halideRealize).c_str());
   } else {
-    std::printf("  \"halide14\": null\n");
+    std::printf("  \"halide14\": null,\n");
   }
+  std::printf("  \"gpu\": %s\n", gpu.c_str());
   std::printf("}\n");
   return 0;
 }

@@ -127,6 +127,13 @@ struct OwnContext {
   }
 };
 
+// A pipeline compiled for the GPU the call's context is on.
+Pipeline onGPU(const Func &f) {
+  Pipeline p(f);
+  p.compile_jit(Target("host-cuda"));
+  return p;
+}
+
 struct Blur {
   ImageParam in{Float(32), 2, "in"};
   Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
@@ -160,7 +167,7 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
   INFO("seed " << seed);
   SECTION("blur, inline, several sizes") {
     Blur b;
-    Pipeline p(b.by);
+    Pipeline p = onGPU(b.by);
     for (auto [w, h] : {std::pair{64, 64}, std::pair{1000, 37}, std::pair{7, 3}, std::pair{513, 257}}) {
       INFO(w << "x" << h);
       Buffer<float> input = b.input(w, h, seed);
@@ -177,7 +184,7 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
     b.by.compute_root();
     g.gpu_tile(b.x, b.y, b.xi, b.yi, 16, 16);
     Buffer<float> input = b.input(301, 77, seed);
-    Buffer<float> out = Pipeline(g).realize<float>({301, 77});
+    Buffer<float> out = onGPU(g).realize<float>({301, 77});
     check_against(out, [&](const std::vector<int> &c) {
       float v = Blur::reference(input, c[0], c[1]);
       return std::sqrt(std::fabs(v)) + std::exp(v * 0.5f) + std::tanh(v);
@@ -200,7 +207,7 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
     prod.compute_root().gpu_tile(x, y, xi, yi, 16, 16);
     prod.update(0).gpu_tile(x, y, xi, yi, 16, 16);
     mm.gpu_tile(x, y, xi, yi, 16, 16);
-    Buffer<float> c = Pipeline(mm).realize<float>({m, n});
+    Buffer<float> c = onGPU(mm).realize<float>({m, n});
     check_against(c, [&](const std::vector<int> &p) {
       float s = 0;
       for (int kk = 0; kk < k; ++kk)
@@ -219,7 +226,7 @@ TEST_CASE("A launch beyond the device's limits names the kernel and the limit", 
   f.gpu_tile(x, y, xi, yi, 1, 1); // one thread a block: 70000 blocks in y, over the 65535 limit
   in.set(Buffer<float>(1));
   Buffer<float> out(1, 70000);
-  CHECK_THROWS_WITH(Pipeline(f).realize(out), Catch::Contains("cuLaunchKernel") && Catch::Contains("tall") &&
+  CHECK_THROWS_WITH(onGPU(f).realize(out), Catch::Contains("cuLaunchKernel") && Catch::Contains("tall") &&
                                                   Catch::Contains("grid 1x70000x1"));
 }
 
@@ -293,7 +300,7 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     c.Stream = own.Stream;
     Buffer<float> out(200, 100);
     out.fill(NAN);
-    Pipeline(band).realize(&c, out);
+    onGPU(band).realize(&c, out);
     check_against(out, [&](const std::vector<int> &q) { return input(q[0], q[1]) * 2.0f; });
     CHECK(c.Acquires == c.Releases);
     INFO("threads that launched: " << c.Threads.size());
@@ -315,7 +322,8 @@ TEST_CASE("The built-in handlers use the primary context of the chosen device on
   JITUserContext c;
   c.device = deviceCount() - 1;
   Buffer<float> out(50, 40);
-  Pipeline(b.by).realize(&c, out);
+  Pipeline p = onGPU(b.by);
+  p.realize(&c, out);
   check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
   for (int d = 0; d < deviceCount(); ++d) {
     CUdevice device;
@@ -329,13 +337,13 @@ TEST_CASE("The built-in handlers use the primary context of the chosen device on
   }
   JITUserContext missing;
   missing.device = deviceCount() + 3;
-  CHECK_THROWS_WITH(Pipeline(b.by).realize(&missing, out), Catch::Contains("no CUDA device"));
+  CHECK_THROWS_WITH(p.realize(&missing, out), Catch::Contains("no CUDA device"));
 }
 
 TEST_CASE("Two threads, each with its own context and stream, realize concurrently", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   Blur b;
-  Pipeline p(b.by);
+  Pipeline p = onGPU(b.by);
   uint32_t seed = fresh_seed();
   Buffer<float> input = b.input(300, 200, seed);
   int devices = deviceCount();
@@ -346,22 +354,27 @@ TEST_CASE("Two threads, each with its own context and stream, realize concurrent
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t)
     threads.emplace_back([&, t] {
-      CountingContext c;
-      c.Context = contexts[t]->Context;
-      c.Stream = contexts[t]->Stream;
-      for (int i = 0; i < 20; ++i) {
-        Buffer<float> out(300, 200);
-        out.fill(NAN);
-        p.realize(&c, out);
-        for (int j = 0; j < 200; ++j)
-          for (int k = 0; k < 300; ++k)
-            if (std::fabs(out(k, j) - Blur::reference(input, k, j)) > 1e-5f) {
-              ++failures;
-              return;
-            }
-      }
-      if (c.Acquires != c.Releases)
+      try {
+        CountingContext c;
+        c.Context = contexts[t]->Context;
+        c.Stream = contexts[t]->Stream;
+        for (int i = 0; i < 20; ++i) {
+          Buffer<float> out(300, 200);
+          out.fill(NAN);
+          p.realize(&c, out);
+          for (int j = 0; j < 200; ++j)
+            for (int k = 0; k < 300; ++k)
+              if (std::fabs(out(k, j) - Blur::reference(input, k, j)) > 1e-5f) {
+                ++failures;
+                return;
+              }
+        }
+        if (c.Acquires != c.Releases)
+          ++failures;
+      } catch (const std::exception &e) {
+        std::fprintf(stderr, "thread %d: %s\n", t, e.what());
         ++failures;
+      }
     });
   for (auto &t : threads)
     t.join();

@@ -25,8 +25,9 @@ public:
 
   /// Computes the output over `output`'s region. Throws RuntimeError when the buffers are
   /// wrong or a check fails. Safe to call from several threads at once. On a CUDA target the
-  /// host buffers are copied to the device of the context the call acquires, the kernels run
-  /// on the call's stream, and the output is copied back before realize returns.
+  /// kernels run on the call's context and stream. Host buffers are copied to the device and the
+  /// output back before realize returns; buffers with a device copy (Buffer::set_device) are used
+  /// in place, and then realize returns without waiting for the kernels.
   void realize(JITUserContext *context, RawBuffer &output);
   void realize(RawBuffer &output) { realize(nullptr, output); }
   template <typename T> Buffer<T> realize(const std::vector<int> &sizes) {

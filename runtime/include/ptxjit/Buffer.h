@@ -80,16 +80,24 @@ public:
                               ") of dimension " + std::to_string(d) + " is outside [" + std::to_string(old.min) +
                               ", " + std::to_string(old.min + old.extent) + ")");
     RawBuffer view = *this;
-    view.Host = Host + static_cast<ptrdiff_t>(min - old.min) * old.stride * elementSize();
+    ptrdiff_t offset = static_cast<ptrdiff_t>(min - old.min) * old.stride * elementSize();
+    view.Host = Host + offset;
+    view.Device = Device ? Device + offset : 0;
     view.Dims[d].min = min;
     view.Dims[d].extent = extent;
     return view;
   }
 
+  /// A device copy of this buffer that the caller owns and keeps current (0: none). A realize on
+  /// a CUDA target then reads or writes it directly, on the call's context and stream, without
+  /// copying, and returns without waiting for the kernels. Copies of the Buffer share it.
+  void set_device(uint64_t address) { Device = address; }
+  uint64_t device() const { return Device; }
+
   /// The descriptor generated code reads. It points into this object: keep the object alive
   /// and unchanged while the descriptor is in use.
   ptxjit_buffer_t *raw_buffer() {
-    Raw.device = 0;
+    Raw.device = Device;
     Raw.host = Host;
     Raw.flags = 0;
     Raw.type = ElementType;
@@ -113,6 +121,7 @@ protected:
   std::vector<ptxjit_dimension_t> Dims;
   std::shared_ptr<uint8_t> Storage;
   uint8_t *Host = nullptr;
+  uint64_t Device = 0;
   ptxjit_buffer_t Raw{};
 };
 

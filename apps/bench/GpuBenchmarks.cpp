@@ -1,0 +1,245 @@
+#include "GpuBenchmarks.h"
+
+#include "cuda/CudaDriver.h"
+#include "ptxjit.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <vector>
+
+using namespace ptxjit;
+namespace cu = ptxjit::runtime::cuda;
+
+namespace bench {
+
+namespace {
+
+#define CHECK_CU(call)                                                                             \
+  do {                                                                                             \
+    CUresult r_ = cu::driver().call;                                                               \
+    if (r_ != CUDA_SUCCESS)                                                                        \
+      throw RuntimeError(std::string(#call) + " failed: " + cu::describe(r_));                     \
+  } while (0)
+
+std::string num(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.4f", v);
+  return text;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The bench's own context (the device's primary one) and stream, handed to realize.
+struct BenchContext : JITUserContext {
+  CUcontext Context = nullptr;
+  CUstream Stream = nullptr;
+  BenchContext() {
+    handlers.acquire_context = [](JITUserContext *u, CUcontext *out, bool) {
+      *out = static_cast<BenchContext *>(u)->Context;
+      return 0;
+    };
+    handlers.release_context = [](JITUserContext *) { return 0; };
+    handlers.get_stream = [](JITUserContext *u, CUcontext, CUstream *out) {
+      *out = static_cast<BenchContext *>(u)->Stream;
+      return 0;
+    };
+  }
+};
+
+// Milliseconds of `work` on the stream, by events; median of `reps` after `warmup`.
+double timeOnStream(CUstream stream, int warmup, int reps, const std::function<void()> &work) {
+  CUevent start, stop;
+  CHECK_CU(cuEventCreate(&start, CU_EVENT_DEFAULT));
+  CHECK_CU(cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  for (int i = 0; i < warmup; ++i)
+    work();
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    CHECK_CU(cuEventRecord(start, stream));
+    work();
+    CHECK_CU(cuEventRecord(stop, stream));
+    CHECK_CU(cuEventSynchronize(stop));
+    float ms = 0;
+    CHECK_CU(cuEventElapsedTime(&ms, start, stop));
+    times.push_back(ms);
+  }
+  cu::driver().cuEventDestroy(start);
+  cu::driver().cuEventDestroy(stop);
+  return median(times);
+}
+
+struct DeviceBuffer {
+  CUdeviceptr Pointer = 0;
+  explicit DeviceBuffer(size_t bytes) { CHECK_CU(cuMemAlloc(&Pointer, bytes)); }
+  ~DeviceBuffer() { cu::driver().cuMemFree(Pointer); }
+};
+
+// A random float image on the host and its device copy.
+Buffer<float> randomImage(const std::vector<int> &sizes, DeviceBuffer &device, CUstream stream, uint32_t seed) {
+  Buffer<float> b(sizes);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (size_t i = 0; i < b.number_of_elements(); ++i)
+    b.data()[i] = dist(rng);
+  CHECK_CU(cuMemcpyHtoDAsync(device.Pointer, b.data(), b.number_of_elements() * sizeof(float), stream));
+  b.set_device(device.Pointer);
+  return b;
+}
+
+} // namespace
+
+std::string gpu_benchmarks(bool quick) {
+  std::string why;
+  if (!host_supports_target_device(Target("host-cuda"), &why))
+    return "{\"skipped\": \"" + why + "\"}";
+  const cu::DriverApi &api = cu::driver();
+  CUdevice device;
+  CHECK_CU(cuDeviceGet(&device, 0));
+  char name[256] = {0};
+  api.cuDeviceGetName(name, sizeof name, device);
+  BenchContext uc;
+  CHECK_CU(cuDevicePrimaryCtxRetain(&uc.Context, device));
+  CHECK_CU(cuCtxPushCurrent(uc.Context));
+  CHECK_CU(cuStreamCreate(&uc.Stream, CU_STREAM_NON_BLOCKING));
+  std::vector<std::string> fields;
+  fields.push_back("\"device\": \"" + std::string(name) + "\"");
+  const int reps = quick ? 5 : 20;
+
+  // Baseline: device-to-device copy, bytes read plus written.
+  const size_t copyBytes = size_t(1) << 30;
+  double copyTBs = 0;
+  {
+    DeviceBuffer a(copyBytes), b(copyBytes);
+    double ms = timeOnStream(uc.Stream, 2, reps, [&] {
+      CHECK_CU(cuMemcpyDtoDAsync(b.Pointer, a.Pointer, copyBytes, uc.Stream));
+    });
+    copyTBs = 2.0 * copyBytes / (ms * 1e-3) / 1e12;
+    fields.push_back("\"copy_d2d_tb_per_s\": " + num(copyTBs));
+  }
+
+  // Blur 8192x8192 float, gpu_tile 32x8, inline.
+  {
+    const int w = 8192, h = 8192;
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func bx("blur_x"), by("blur_y");
+    bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3.0f;
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3.0f;
+    by.gpu_tile(x, y, xi, yi, 32, 8);
+    auto compileStart = std::chrono::steady_clock::now();
+    Pipeline p(by);
+    p.compile_jit(Target("host-cuda"));
+    double compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compileStart).count();
+    DeviceBuffer inDevice(size_t(w + 2) * (h + 2) * 4), outDevice(size_t(w) * h * 4);
+    Buffer<float> input = randomImage({w + 2, h + 2}, inDevice, uc.Stream, 7);
+    input.set_min({-1, -1});
+    in.set(input);
+    Buffer<float> out(w, h);
+    out.set_device(outDevice.Pointer);
+    auto firstStart = std::chrono::steady_clock::now();
+    p.realize(&uc, out);
+    CHECK_CU(cuStreamSynchronize(uc.Stream));
+    double firstMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - firstStart).count();
+    double ms = timeOnStream(uc.Stream, 3, reps, [&] { p.realize(&uc, out); });
+    CHECK_CU(cuMemcpyDtoHAsync(out.data(), outDevice.Pointer, size_t(w) * h * 4, uc.Stream));
+    CHECK_CU(cuStreamSynchronize(uc.Stream));
+    double maxError = 0;
+    for (int j = 0; j < h; j += 97)
+      for (int i = 0; i < w; i += 89) {
+        float s = 0;
+        for (int dy = -1; dy <= 1; ++dy)
+          s += (input(i - 1, j + dy) + input(i, j + dy) + input(i + 1, j + dy)) / 3.0f;
+        maxError = std::max(maxError, double(std::fabs(s / 3.0f - out(i, j))));
+      }
+    double tbs = (double(w + 2) * (h + 2) + double(w) * h) * 4 / (ms * 1e-3) / 1e12;
+    fields.push_back("\"blur_8192_inline\": {\"ms\": " + num(ms) + ", \"tb_per_s\": " + num(tbs) +
+                     ", \"fraction_of_copy\": " + num(tbs / copyTBs) + ", \"max_abs_error\": " + num(maxError) +
+                     ", \"compile_jit_ms\": " + num(compileMs) + ", \"first_realize_ms\": " + num(firstMs) + "}");
+  }
+
+  // axpy over 64M floats.
+  {
+    const int n = 64 << 20;
+    ImageParam X(Float(32), 1, "X"), Y(Float(32), 1, "Y");
+    Param<float> a("a", 1.5f);
+    Var i("i"), io("io"), ii("ii");
+    Func axpy("axpy");
+    axpy(i) = a * X(i) + Y(i);
+    axpy.gpu_tile(i, io, ii, 256);
+    Pipeline p(axpy);
+    p.compile_jit(Target("host-cuda"));
+    DeviceBuffer xd(size_t(n) * 4), yd(size_t(n) * 4), od(size_t(n) * 4);
+    Buffer<float> xb = randomImage({n}, xd, uc.Stream, 1), yb = randomImage({n}, yd, uc.Stream, 2);
+    X.set(xb);
+    Y.set(yb);
+    Buffer<float> out(n);
+    out.set_device(od.Pointer);
+    double ms = timeOnStream(uc.Stream, 3, reps, [&] { p.realize(&uc, out); });
+    double tbs = 3.0 * n * 4 / (ms * 1e-3) / 1e12;
+    fields.push_back("\"axpy_64m\": {\"ms\": " + num(ms) + ", \"tb_per_s\": " + num(tbs) + ", \"fraction_of_copy\": " +
+                     num(tbs / copyTBs) + "}");
+  }
+
+  // One-kernel realize: host time per call on device-resident buffers, against raw
+  // cuLaunchKernel of an empty kernel on the same stream, in the same run.
+  {
+    ImageParam X(Float(32), 1, "X");
+    Var i("i"), io("io"), ii("ii");
+    Func twice("twice");
+    twice(i) = X(i) * 2.0f;
+    twice.gpu_tile(i, io, ii, 256);
+    Pipeline p(twice);
+    p.compile_jit(Target("host-cuda"));
+    DeviceBuffer xd(256 * 4), od(256 * 4);
+    Buffer<float> xb = randomImage({256}, xd, uc.Stream, 3);
+    X.set(xb);
+    Buffer<float> out(256);
+    out.set_device(od.Pointer);
+    p.realize(&uc, out);
+    CHECK_CU(cuStreamSynchronize(uc.Stream));
+
+    const char *emptyPtx = ".version 7.8\n.target sm_50\n.address_size 64\n.visible .entry empty() { ret; }\n";
+    CUmodule module;
+    CUfunction empty;
+    CHECK_CU(cuModuleLoadData(&module, emptyPtx));
+    CHECK_CU(cuModuleGetFunction(&empty, module, "empty"));
+    const int calls = quick ? 2000 : 10000, batches = 7;
+    auto perCall = [&](const std::function<void()> &f) {
+      std::vector<double> us;
+      for (int b = 0; b < batches; ++b) {
+        auto start = std::chrono::steady_clock::now();
+        for (int c = 0; c < calls; ++c)
+          f();
+        double total = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+        us.push_back(total / calls);
+        cu::driver().cuStreamSynchronize(uc.Stream);
+      }
+      return median(us);
+    };
+    double raw = perCall([&] {
+      cu::driver().cuLaunchKernel(empty, 1, 1, 1, 256, 1, 1, 0, uc.Stream, nullptr, nullptr);
+    });
+    double ours = perCall([&] { p.realize(&uc, out); });
+    cu::driver().cuModuleUnload(module);
+    fields.push_back("\"one_kernel_realize_us\": {\"ptxjit\": " + num(ours) + ", \"raw_cuLaunchKernel\": " + num(raw) +
+                     ", \"overhead_us\": " + num(ours - raw) + "}");
+  }
+
+  api.cuStreamDestroy(uc.Stream);
+  CUcontext popped;
+  api.cuCtxPopCurrent(&popped);
+  api.cuDevicePrimaryCtxRelease(device);
+  std::string json = "{";
+  for (size_t k = 0; k < fields.size(); ++k)
+    json += (k ? ", " : "") + fields[k];
+  return json + "}";
+}
+
+} // namespace bench
