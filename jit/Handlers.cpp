@@ -47,8 +47,7 @@ RealizeCall::RealizeCall(JITUserContext *user, const JITHandlers &pipeline) : Us
   Runtime.user_context = this;
   Runtime.error = [](void *p, const char *message) {
     RealizeCall &r = self(p);
-    if (r.ErrorMessage.empty())
-      r.ErrorMessage = message;
+    r.record_error(message);
     if (r.Handlers.error)
       r.Handlers.error(r.User, message);
   };
@@ -66,8 +65,8 @@ RealizeCall::RealizeCall(JITUserContext *user, const JITHandlers &pipeline) : Us
     std::string why;
     int device = runtime::cuda::choose_device(r.User ? r.User->device : -1);
     int result = runtime::cuda::default_acquire_context(device, out, create != 0, &why);
-    if (result != 0 && r.ErrorMessage.empty())
-      r.ErrorMessage = why;
+    if (result != 0)
+      r.record_error(why.c_str());
     return result;
   };
   Runtime.release_context = [](void *p) {
@@ -89,6 +88,17 @@ RealizeCall::RealizeCall(JITUserContext *user, const JITHandlers &pipeline) : Us
     return r.Handlers.device_free ? r.Handlers.device_free(r.User, context, stream, pointer)
                                   : runtime::cuda::default_device_free(context, stream, pointer);
   };
+}
+
+std::string RealizeCall::first_error() const {
+  std::lock_guard<std::mutex> lock(ErrorMutex);
+  return ErrorMessage;
+}
+
+void RealizeCall::record_error(const char *message) {
+  std::lock_guard<std::mutex> lock(ErrorMutex);
+  if (ErrorMessage.empty())
+    ErrorMessage = message;
 }
 
 } // namespace jit

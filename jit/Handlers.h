@@ -6,6 +6,7 @@
 #include "CallContext.h"
 #include "ptxjit/JIT.h"
 
+#include <mutex>
 #include <string>
 
 namespace ptxjit::jit {
@@ -20,6 +21,12 @@ struct RealizeCall {
   ptxjit_call_context Runtime{};
   JITUserContext *User;
   JITHandlers Handlers; // merged; null entries use the built-ins
+  /// The first error reported; parallel tasks may report at once.
+  std::string first_error() const;
+  void record_error(const char *message);
+
+private:
+  mutable std::mutex ErrorMutex; // guards ErrorMessage
   std::string ErrorMessage;
 };
 

@@ -139,7 +139,8 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
   }
   jit::RealizeCall call(context, Contents->Handlers);
   auto failure = [&](const std::string &fallback) {
-    return RuntimeError("realize of " + f.name + " failed: " + (call.ErrorMessage.empty() ? fallback : call.ErrorMessage));
+    std::string first = call.first_error();
+    return RuntimeError("realize of " + f.name + " failed: " + (first.empty() ? fallback : first));
   };
   if (!compiled->Code->device_code()) {
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());

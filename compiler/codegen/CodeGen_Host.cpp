@@ -7,6 +7,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cctype>
 #include <set>
 
 namespace ptxjit::codegen {
@@ -123,6 +124,7 @@ void CodeGen_Host::unpackArguments(const lower::LoweredPipeline &pipeline, llvm:
 std::unique_ptr<llvm::Module> CodeGen_Host::compile(const lower::LoweredPipeline &pipeline,
                                                     const std::string &functionName, const llvm::DataLayout &layout,
                                                     const std::string &triple) {
+  PipelineFunctionName = functionName;
   Module = std::make_unique<llvm::Module>(functionName, Context);
   Module->setDataLayout(layout);
   Module->setTargetTriple(triple);
@@ -219,7 +221,12 @@ void CodeGen_Host::parallelLoop(const For *op) {
 }
 
 void CodeGen_Host::launchKernel(const For *op) {
-  KernelRecord kernel{Function->getName().str() + "_k" + std::to_string(Kernels.size()), Stmt(op), kernel_closure(op)};
+  // PTX identifiers allow letters, digits and '_' (LLVM would rename anything else).
+  std::string name = PipelineFunctionName + "_k" + std::to_string(Kernels.size());
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      c = '_';
+  KernelRecord kernel{name, Stmt(op), kernel_closure(op)};
   const KernelClosure &closure = kernel.closure;
   llvm::Type *i32 = llvm::Type::getInt32Ty(Context), *ptr = llvm::PointerType::get(Context, 0);
 

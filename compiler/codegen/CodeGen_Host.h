@@ -59,6 +59,7 @@ private:
   void launchKernel(const ir::For *op);
 
   bool CUDA = false;
+  std::string PipelineFunctionName;
   std::vector<KernelRecord> Kernels;
   llvm::GlobalVariable *DeviceCodeGlobal = nullptr;
 };

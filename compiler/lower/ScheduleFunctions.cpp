@@ -203,19 +203,16 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
   }
   auto bound = [](const std::string &b, const char *field) { return var(b + "." + field); };
 
-  // Points past the end of a split loop are skipped.
-  for (size_t k = 0; k < schedule.splits.size(); ++k)
-    if (schedule.splits[k].kind == Split::SplitVar)
-      body = IfThenElse::make(LE::make(var(prefix + schedule.splits[k].old_var), bound(splitBases[k].old_var, "loop_max")),
-                              body);
-
   // Each split variable is defined from its outer and inner loops; later splits define the
-  // variables earlier ones use, so they go outside.
+  // variables earlier ones use, so they go outside. Points past the end of a split loop are
+  // skipped by a guard just inside the let that defines the variable: a later split may reuse
+  // the name, and the guard must test this one.
   for (size_t k = 0; k < schedule.splits.size(); ++k) {
     const Split &s = schedule.splits[k];
     const SplitBases &b = splitBases[k];
     if (s.kind == Split::SplitVar) {
       Expr value = var(prefix + s.outer) * s.factor + var(prefix + s.inner) + bound(b.old_var, "loop_min");
+      body = IfThenElse::make(LE::make(var(prefix + s.old_var), bound(b.old_var, "loop_max")), body);
       body = LetStmt::make(prefix + s.old_var, value, body);
     } else {
       // The clamps never bind; they let bounds inference see each variable's exact range.

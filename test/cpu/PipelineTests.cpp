@@ -284,3 +284,24 @@ TEST_CASE("Fuse, unroll, reorder and a Func with an update over pure vars", "[cp
   Buffer<int> out = Pipeline(g).realize<int>({19, 11});
   check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 3 + c[0] - c[1] + 1; });
 }
+
+TEST_CASE("Splits that reuse a loop name guard each split's own variable", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), yo("yo"), xi("xi"), yi("yi");
+  Func band("band");
+  band(x, y) = in(x, y) * 2.0f;
+  // y is split twice, both times keeping the name y for the outer loop.
+  band.split(y, yo, y, 16).parallel(yo).tile(x, y, xi, yi, 8, 4).vectorize(xi);
+  for (auto [w, h] : {std::pair{200, 100}, std::pair{13, 37}}) {
+    INFO(w << "x" << h);
+    Buffer<float> input(w, h);
+    fill_random(input, seed);
+    in.set(input);
+    Buffer<float> out(w, h);
+    out.fill(NAN);
+    Pipeline(band).realize(out);
+    check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f; });
+  }
+}
