@@ -3,14 +3,21 @@
 #include "cuda/DefaultHandlers.h"
 #include "cuda/DeviceCode.h"
 
+#include <atomic>
 #include <cstdio>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 namespace ptxjit {
 
 namespace {
-std::mutex DefaultsMutex; // guards Defaults
-JITHandlers Defaults;
+// The defaults are immutable snapshots: a realize reads the current one with one atomic load
+// (no lock on the realize path); setting them publishes a new snapshot. Snapshots are kept for
+// the life of the process, since a realize on another thread may still be reading an old one.
+std::mutex SnapshotsMutex; // guards Snapshots (writers only)
+std::vector<std::unique_ptr<const JITHandlers>> Snapshots;
+std::atomic<const JITHandlers *> Defaults{nullptr};
 
 template <typename F> F pick(F call, F pipeline, F defaults) { return call ? call : pipeline ? pipeline : defaults; }
 
@@ -18,10 +25,10 @@ jit::RealizeCall &self(void *p) { return *static_cast<jit::RealizeCall *>(p); }
 } // namespace
 
 JITHandlers JIT::set_default_handlers(const JITHandlers &handlers) {
-  std::lock_guard<std::mutex> lock(DefaultsMutex);
-  JITHandlers previous = Defaults;
-  Defaults = handlers;
-  return previous;
+  std::lock_guard<std::mutex> lock(SnapshotsMutex);
+  Snapshots.push_back(std::make_unique<const JITHandlers>(handlers));
+  const JITHandlers *previous = Defaults.exchange(Snapshots.back().get(), std::memory_order_acq_rel);
+  return previous ? *previous : JITHandlers{};
 }
 
 void JIT::forget_context(CUcontext context) { runtime::cuda::DeviceCode::forget_everywhere(context); }
@@ -29,8 +36,8 @@ void JIT::forget_context(CUcontext context) { runtime::cuda::DeviceCode::forget_
 namespace jit {
 
 JITHandlers default_handlers() {
-  std::lock_guard<std::mutex> lock(DefaultsMutex);
-  return Defaults;
+  const JITHandlers *current = Defaults.load(std::memory_order_acquire);
+  return current ? *current : JITHandlers{};
 }
 
 RealizeCall::RealizeCall(JITUserContext *user, const JITHandlers &pipeline) : User(user) {

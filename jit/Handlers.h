@@ -11,7 +11,7 @@
 
 namespace ptxjit::jit {
 
-/// The process-wide defaults, copied under their lock.
+/// The process-wide defaults as they are now (lock-free).
 JITHandlers default_handlers();
 
 /// The runtime's view of one realize: generated code and the runtime report and reach the GPU

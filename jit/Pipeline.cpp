@@ -11,6 +11,8 @@
 #include "lang/Function.h"
 #include "lang/Parameter.h"
 
+#include <llvm/ADT/SmallVector.h>
+
 #include <map>
 #include <mutex>
 
@@ -114,58 +116,57 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
     throw RuntimeError("output buffer of Func " + f.name + " has type " + typeName(output.type()) + ", but " +
                        f.name + " has type " + to_string(f.type));
 
-  // Snapshots of the inputs, so each call reads one consistent set of values.
-  std::vector<RawBuffer> inputs;
-  std::vector<uint64_t> scalars;
-  inputs.reserve(compiled->Lowered.arguments.size());
-  scalars.reserve(compiled->Lowered.arguments.size());
-  std::vector<void *> args;
-  for (const lower::LoweredArgument &a : compiled->Lowered.arguments) {
+  // Per-call descriptors and scalar values: concurrent realizes share nothing they write, and
+  // a pipeline of up to 16 arguments allocates nothing here.
+  const auto &arguments = compiled->Lowered.arguments;
+  llvm::SmallVector<ptxjit_buffer_t, 16> buffers(arguments.size());
+  llvm::SmallVector<uint64_t, 16> scalars(arguments.size());
+  llvm::SmallVector<void *, 16> args(arguments.size());
+  bool needsStaging = false;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const lower::LoweredArgument &a = arguments[i];
     switch (a.kind) {
     case lower::LoweredArgument::OutputBuffer:
-      args.push_back(output.raw_buffer());
+      buffers[i] = output.descriptor();
+      args[i] = &buffers[i];
       break;
     case lower::LoweredArgument::InputBuffer:
-      inputs.push_back(a.param->buffer);
-      if (!inputs.back().defined() || inputs.back().dimensions() != a.dimensions)
+      if (!a.param->buffer.defined() || a.param->buffer.dimensions() != a.dimensions)
         throw RuntimeError("ImageParam " + a.name + " is not bound to a buffer; call " + a.name + ".set(buffer)");
-      args.push_back(inputs.back().raw_buffer());
+      buffers[i] = a.param->buffer.descriptor();
+      args[i] = &buffers[i];
       break;
     case lower::LoweredArgument::Scalar:
-      scalars.push_back(a.param->scalar_bits);
-      args.push_back(&scalars.back());
+      scalars[i] = a.param->scalar_bits;
+      args[i] = &scalars[i];
       break;
     }
+    needsStaging = needsStaging || (a.kind != lower::LoweredArgument::Scalar && buffers[i].device == 0);
   }
   jit::RealizeCall call(context, Contents->Handlers);
   auto failure = [&](const std::string &fallback) {
     std::string first = call.first_error();
     return RuntimeError("realize of " + f.name + " failed: " + (first.empty() ? fallback : first));
   };
-  if (!compiled->Code->device_code()) {
+  if (!compiled->Code->device_code() || !needsStaging) {
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());
     if (result != 0)
       throw failure("error code " + std::to_string(result));
     return;
   }
-  // A CUDA pipeline: device copies of the buffers for the length of the call.
+  // Buffers without a device copy of the caller's get one for the length of the call.
   try {
     runtime::cuda::ScopedContext scoped(&call.Runtime);
     runtime::cuda::BufferStaging staging(&call.Runtime, scoped);
-    // Buffers with a device copy of the caller's are used in place; the others are staged.
-    auto *outputRaw = static_cast<ptxjit_buffer_t *>(args[0]);
-    bool outputStaged = outputRaw->device == 0;
-    for (size_t i = 0; i < compiled->Lowered.arguments.size(); ++i) {
-      const lower::LoweredArgument &a = compiled->Lowered.arguments[i];
-      auto *raw = static_cast<ptxjit_buffer_t *>(args[i]);
-      if (a.kind != lower::LoweredArgument::Scalar && raw->device == 0)
-        staging.stage(raw, a.name, a.kind == lower::LoweredArgument::InputBuffer);
-    }
+    bool outputStaged = buffers[0].device == 0;
+    for (size_t i = 0; i < arguments.size(); ++i)
+      if (arguments[i].kind != lower::LoweredArgument::Scalar && buffers[i].device == 0)
+        staging.stage(&buffers[i], arguments[i].name, arguments[i].kind == lower::LoweredArgument::InputBuffer);
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());
     if (result != 0)
       throw failure("error code " + std::to_string(result));
     if (outputStaged)
-      staging.download(outputRaw, f.name);
+      staging.download(&buffers[0], f.name);
   } catch (const RuntimeError &e) {
     throw failure(e.what()); // the handler's first message is the most specific
   }

@@ -94,15 +94,20 @@ public:
   void set_device(uint64_t address) { Device = address; }
   uint64_t device() const { return Device; }
 
-  /// The descriptor generated code reads. It points into this object: keep the object alive
-  /// and unchanged while the descriptor is in use.
+  /// The descriptor generated code reads, by value. Its dimensions point into this object: keep
+  /// the object alive and its shape unchanged while the descriptor is in use.
+  ptxjit_buffer_t descriptor() const {
+    ptxjit_buffer_t d{};
+    d.device = Device;
+    d.host = Host;
+    d.type = ElementType;
+    d.dimensions = dimensions();
+    d.dim = const_cast<ptxjit_dimension_t *>(Dims.data());
+    return d;
+  }
+  /// The descriptor, kept in this object.
   ptxjit_buffer_t *raw_buffer() {
-    Raw.device = Device;
-    Raw.host = Host;
-    Raw.flags = 0;
-    Raw.type = ElementType;
-    Raw.dimensions = dimensions();
-    Raw.dim = Dims.data();
+    Raw = descriptor();
     return &Raw;
   }
 
