@@ -4,6 +4,9 @@
 #include "ptxjit/RuntimeError.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 namespace ptxjit::jit {
 
@@ -20,12 +23,39 @@ Target device_target(const Target &target, int deviceCapability) {
   return target.resolve_cuda_capability(capability / 10, capability % 10);
 }
 
+namespace {
+
+// PTXJIT_DEBUG_CODEGEN=1: each PTX made is written to <first kernel>.<sm_XX>.ptx in the
+// working directory, and ptxas -v (when found) reports each kernel's registers and memory.
+void writeForInspection(const std::string &ptx, const std::vector<codegen::KernelRecord> &kernels,
+                        const Target &resolved) {
+  const char *flag = std::getenv("PTXJIT_DEBUG_CODEGEN");
+  if (!flag || std::string(flag) != "1" || kernels.empty())
+    return;
+  std::string arch = codegen::cuda_arch_name(resolved);
+  std::string path = kernels.front().name + "." + arch + ".ptx";
+  std::ofstream(path) << ptx;
+  std::fprintf(stderr, "ptxjit: wrote %s (kernels:", path.c_str());
+  for (const codegen::KernelRecord &k : kernels)
+    std::fprintf(stderr, " %s", k.name.c_str());
+  std::fprintf(stderr, ")\n");
+#ifdef PTXJIT_PTXAS
+  std::string command = std::string(PTXJIT_PTXAS) + " -v -arch=" + arch + " -o /dev/null " + path + " 1>&2";
+  if (std::system(command.c_str()) != 0)
+    std::fprintf(stderr, "ptxjit: ptxas rejected %s\n", path.c_str());
+#endif
+}
+
+} // namespace
+
 std::string generate_ptx(const std::vector<codegen::KernelRecord> &kernels, const Target &resolved, int ptxVersion) {
   llvm::LLVMContext context;
   codegen::CodeGen_PTX generator(context, resolved, ptxVersion);
   for (const codegen::KernelRecord &k : kernels)
     generator.add_kernel(k.nest.as<ir::For>(), k.name, k.closure);
-  return generator.compile_to_ptx();
+  std::string ptx = generator.compile_to_ptx();
+  writeForInspection(ptx, kernels, resolved);
+  return ptx;
 }
 
 } // namespace ptxjit::jit
