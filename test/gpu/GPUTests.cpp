@@ -266,6 +266,58 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     CHECK(c.Mallocs == c.Frees);
     CHECK_FALSE(anyPrimaryContextActive());
   }
+  SECTION("device-resident buffers: the kernels run on the user's stream") {
+    // Data already on the device, a non-blocking stream of the user's: after realize returns,
+    // waiting on that stream alone must be enough to see the result.
+    CountingContext c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    CU_CHECK(cuCtxPushCurrent(own.Context));
+    CUdeviceptr inDevice = 0, outDevice = 0;
+    size_t inBytes = input.number_of_elements() * sizeof(float), outBytes = 200 * 100 * sizeof(float);
+    CU_CHECK(cuMemAlloc(&inDevice, inBytes));
+    CU_CHECK(cuMemAlloc(&outDevice, outBytes));
+    CU_CHECK(cuMemcpyHtoDAsync(inDevice, input.data(), inBytes, own.Stream));
+    Buffer<float> resident = input;
+    resident.set_device(inDevice);
+    b.in.set(resident);
+    Buffer<float> out(200, 100);
+    out.fill(NAN);
+    out.set_device(outDevice);
+    CUevent start, stop;
+    CU_CHECK(cuEventCreate(&start, CU_EVENT_DEFAULT));
+    CU_CHECK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
+    CU_CHECK(cuEventRecord(start, own.Stream));
+    p.realize(&c, out);
+    CU_CHECK(cuEventRecord(stop, own.Stream));
+    CU_CHECK(cuMemcpyDtoHAsync(out.data(), outDevice, outBytes, own.Stream));
+    CU_CHECK(cuStreamSynchronize(own.Stream));
+    float ms = 0;
+    CU_CHECK(cuEventElapsedTime(&ms, start, stop));
+    CHECK(ms > 0.0f);
+    check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+    CHECK(c.Mallocs == 0); // nothing staged
+    CHECK(c.Acquires == c.Releases);
+    cu::driver().cuEventDestroy(start);
+    cu::driver().cuEventDestroy(stop);
+    cu::driver().cuMemFree(inDevice);
+    cu::driver().cuMemFree(outDevice);
+    CUcontext popped;
+    CU_CHECK(cuCtxPopCurrent(&popped));
+    b.in.set(input);
+    CHECK_FALSE(anyPrimaryContextActive());
+  }
+  SECTION("forget_context unloads, and the next realize loads again") {
+    CountingContext c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    Buffer<float> out(200, 100);
+    p.realize(&c, out);
+    JIT::forget_context(own.Context);
+    out.fill(NAN);
+    p.realize(&c, out);
+    check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+  }
   SECTION("a refusing acquire handler fails the realize and creates nothing") {
     JITUserContext refuse;
     refuse.handlers.acquire_context = [](JITUserContext *, CUcontext *, bool) { return 1; };
