@@ -1,6 +1,7 @@
 #include "CodeGen_LLVM.h"
 
 #include "ir/Constants.h"
+#include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -269,7 +270,39 @@ void CodeGen_LLVM::visit(const Load *op) {
   Value = fromStorage(result);
 }
 
+void CodeGen_LLVM::atomicAdd(const Store *op) {
+  // value is name[index] + e or name[index] - e; the read is the atomic operation's own.
+  Type t = op->value.type();
+  auto readsTarget = [&](const Expr &e) {
+    const auto *load = e.as<Load>();
+    return load && load->name == op->name && equal(load->index, op->index);
+  };
+  Expr addend;
+  bool negate = false;
+  if (const auto *add = op->value.as<Add>(); add && readsTarget(add->a))
+    addend = add->b;
+  else if (const auto *add = op->value.as<Add>(); add && readsTarget(add->b))
+    addend = add->a;
+  else if (const auto *sub = op->value.as<Sub>(); sub && readsTarget(sub->a)) {
+    addend = sub->b;
+    negate = true;
+  }
+  if (!addend.defined() || t.is_vector() || t.is_bool())
+    throw CompileError("the atomic update of " + op->name + " is not a scalar " + op->name + "(...) += e after "
+                       "lowering: " + to_string(op->value));
+  llvm::Value *v = codegen(addend);
+  if (negate)
+    v = t.is_float() ? Builder->CreateFNeg(v) : Builder->CreateNeg(v);
+  llvm::Value *address = elementPointer(op->name, t, codegen(op->index));
+  Builder->CreateAtomicRMW(t.is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, address, v,
+                           llvm::MaybeAlign(t.bytes()), llvm::AtomicOrdering::Monotonic);
+}
+
 void CodeGen_LLVM::visit(const Store *op) {
+  if (op->atomic) {
+    atomicAdd(op);
+    return;
+  }
   Type t = op->value.type();
   llvm::Value *value = codegen(op->value);
   if (t.is_bool())

@@ -93,6 +93,7 @@ private:
                        llvm::CmpInst::Predicate u, llvm::CmpInst::Predicate f);
   llvm::Value *integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod);
   llvm::Value *elementPointer(const std::string &buffer, Type t, llvm::Value *index);
+  void atomicAdd(const ir::Store *op);
   llvm::Value *denseBase(const Expr &index);
 };
 

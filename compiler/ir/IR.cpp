@@ -268,7 +268,7 @@ Stmt For::make(const std::string &name, Expr min, Expr extent, ForType for_type,
   return Stmt(s);
 }
 
-Stmt Store::make(const std::string &name, Expr value, Expr index) {
+Stmt Store::make(const std::string &name, Expr value, Expr index, bool atomic) {
   checkDefined(value, "Store", "value");
   checkDefined(index, "Store", "index");
   PTXJIT_INTERNAL_ASSERT(value.type().lanes == index.type().lanes, "Store value and index lanes differ");
@@ -276,15 +276,17 @@ Stmt Store::make(const std::string &name, Expr value, Expr index) {
   s->name = name;
   s->value = std::move(value);
   s->index = std::move(index);
+  s->atomic = atomic;
   return Stmt(s);
 }
 
-Stmt Provide::make(const std::string &name, Expr value, std::vector<Expr> args) {
+Stmt Provide::make(const std::string &name, Expr value, std::vector<Expr> args, bool atomic) {
   checkDefined(value, "Provide", "value");
   auto *s = new Provide;
   s->name = name;
   s->value = std::move(value);
   s->args = std::move(args);
+  s->atomic = atomic;
   return Stmt(s);
 }
 

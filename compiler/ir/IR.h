@@ -206,10 +206,12 @@ struct For : StmtNode<For, IRNodeType::For> {
   static Stmt make(const std::string &name, Expr min, Expr extent, ForType for_type, Stmt body);
 };
 
+/// `atomic`: value is name[index] + e (or - e), and the store adds e atomically.
 struct Store : StmtNode<Store, IRNodeType::Store> {
   std::string name;
   Expr value, index;
-  static Stmt make(const std::string &name, Expr value, Expr index);
+  bool atomic = false;
+  static Stmt make(const std::string &name, Expr value, Expr index, bool atomic = false);
 };
 
 /// A multi-dimensional store to a Func, before storage flattening.
@@ -217,7 +219,8 @@ struct Provide : StmtNode<Provide, IRNodeType::Provide> {
   std::string name;
   Expr value;
   std::vector<Expr> args;
-  static Stmt make(const std::string &name, Expr value, std::vector<Expr> args);
+  bool atomic = false;
+  static Stmt make(const std::string &name, Expr value, std::vector<Expr> args, bool atomic = false);
 };
 
 /// Flat storage of `type`, `extents` multiplied, live for `body`.

@@ -116,11 +116,13 @@ private:
   }
   void visit(const Store *op) override {
     addName(op->name);
+    addRaw(op->atomic);
     add(op->value);
     add(op->index);
   }
   void visit(const Provide *op) override {
     addName(op->name);
+    addRaw(op->atomic);
     add(op->value);
     addRaw(static_cast<uint32_t>(op->args.size()));
     for (const Expr &arg : op->args)

@@ -152,7 +152,7 @@ Stmt IRMutator::visit(const Store *op) {
   Expr value = mutate(op->value), index = mutate(op->index);
   if (value.same_as(op->value) && index.same_as(op->index))
     return Stmt(op);
-  return Store::make(op->name, value, index);
+  return Store::make(op->name, value, index, op->atomic);
 }
 
 Stmt IRMutator::visit(const Provide *op) {
@@ -163,7 +163,7 @@ Stmt IRMutator::visit(const Provide *op) {
     args.push_back(mutate(arg));
     changed = changed || !args.back().same_as(arg);
   }
-  return changed ? Provide::make(op->name, value, std::move(args)) : Stmt(op);
+  return changed ? Provide::make(op->name, value, std::move(args), op->atomic) : Stmt(op);
 }
 
 Stmt IRMutator::visit(const Allocate *op) {

@@ -157,7 +157,7 @@ private:
   }
   void visit(const Store *op) override {
     indent();
-    Out << op->name << "[";
+    Out << (op->atomic ? "atomic " : "") << op->name << "[";
     print(op->index);
     Out << "] = ";
     print(op->value);
@@ -165,6 +165,8 @@ private:
   }
   void visit(const Provide *op) override {
     indent();
+    if (op->atomic)
+      Out << "atomic ";
     function(op->name.c_str(), op->args);
     Out << " = ";
     print(op->value);

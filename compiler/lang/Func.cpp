@@ -1,6 +1,7 @@
 #include "ptxjit/Func.h"
 
 #include "ir/Constants.h"
+#include "ir/IREquality.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "lang/Function.h"
@@ -443,6 +444,28 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                        Expr ysize, TailStrategy tail) {
   return gpu_tile(x, y, x, y, tx, ty, xsize, ysize, tail);
+}
+
+Stage &Stage::atomic() {
+  if (Index == 0)
+    throw CompileError("atomic() of " + name() + ": only update definitions can be atomic");
+  Definition &d = Function->stage(Index);
+  auto isSelfAtLhs = [&](const Expr &e) {
+    const auto *call = e.as<Call>();
+    if (!call || call->call_type != Call::Halide || call->name != Function->name || call->func)
+      return false;
+    for (size_t i = 0; i < d.args.size(); ++i)
+      if (!equal(call->args[i], d.args[i]))
+        return false;
+    return true;
+  };
+  const auto *add = d.value.as<Add>();
+  const auto *sub = d.value.as<Sub>();
+  if (!(add && isSelfAtLhs(add->a)) && !(sub && isSelfAtLhs(sub->a)))
+    throw CompileError("atomic() of " + name() + " needs an update of the form " + Function->name +
+                       "(...) += e or -= e, with the same arguments on both sides");
+  d.atomic = true;
+  return *this;
 }
 
 // ---- Func ----

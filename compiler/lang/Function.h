@@ -48,6 +48,8 @@ struct Definition {
   Expr value;
   std::shared_ptr<ReductionDomainContents> rdom;
   StageSchedule schedule;
+  /// The update adds to the Func atomically, so its loops may run in parallel or on the GPU.
+  bool atomic = false;
 };
 
 struct LoopLevel {

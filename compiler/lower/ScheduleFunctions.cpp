@@ -164,7 +164,7 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
   std::vector<Expr> args;
   for (const Expr &a : d.args)
     args.push_back(substitute(renames, a));
-  Stmt body = Provide::make(f.name, substitute(renames, d.value), args);
+  Stmt body = Provide::make(f.name, substitute(renames, d.value), args, d.atomic);
 
   const StageSchedule &schedule = d.schedule;
 

@@ -48,7 +48,7 @@ class FlattenStorage : public IRMutator {
     std::vector<Expr> args;
     for (const Expr &a : op->args)
       args.push_back(mutate(a));
-    return Store::make(op->name, mutate(op->value), flatIndex(op->name, args));
+    return Store::make(op->name, mutate(op->value), flatIndex(op->name, args), op->atomic);
   }
 
   Expr visit(const Call *op) override {

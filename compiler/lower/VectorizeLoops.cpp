@@ -175,8 +175,8 @@ private:
     Expr value = mutate(op->value), index = mutate(op->index);
     if (value.same_as(op->value) && index.same_as(op->index))
       return Stmt(op);
-    if (index.type().is_scalar()) {
-      Failed = true; // every lane would write one location
+    if (index.type().is_scalar() || op->atomic) {
+      Failed = true; // every lane would write one location, or lanes may collide
       return Stmt(op);
     }
     return Store::make(op->name, broadcastIfScalar(value, Lanes), index);

@@ -305,3 +305,30 @@ TEST_CASE("Splits that reuse a loop name guard each split's own variable", "[cpu
     check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f; });
   }
 }
+
+TEST_CASE("Atomic updates let a histogram's RVar loop run in parallel", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 2, "in");
+  Buffer<uint8_t> input(301, 97);
+  fill_random(input, seed, 0, 255);
+  in.set(input);
+  RDom r(0, in.width(), 0, in.height(), "r");
+  Func hist("hist");
+  hist(cast<int>(in(r.x, r.y))) += 1;
+  hist.update(0).parallel(r.y).atomic();
+  Buffer<int> out = Pipeline(hist).realize<int>({256});
+  std::vector<int> expected(256, 0);
+  for (int y = 0; y < 97; ++y)
+    for (int x = 0; x < 301; ++x)
+      ++expected[input(x, y)];
+  check_against(out, [&](const std::vector<int> &c) { return expected[c[0]]; });
+
+  Func f("f");
+  Var x("x");
+  f(x) = x;
+  CHECK_THROWS_WITH(f.update(0), Catch::Contains("has 0 update definitions"));
+  f(x) = f(x) * 2;
+  CHECK_THROWS_WITH(f.update(0).atomic(), Catch::Contains("needs an update of the form f(...) += e"));
+  CHECK_THROWS_WITH(Stage(f.contents(), 0).atomic(), Catch::Contains("only update definitions"));
+}

@@ -217,6 +217,29 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
   }
 }
 
+TEST_CASE("A histogram with atomic updates on the GPU", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 2, "in");
+  Buffer<uint8_t> input(777, 333);
+  fill_random(input, seed, 0, 255);
+  in.set(input);
+  RDom r(0, in.width(), 0, in.height(), "r");
+  Var x("x"), xo("xo"), xi("xi");
+  Func hist("hist");
+  hist(x) = 0;
+  hist(cast<int>(in(r.x, r.y))) += 1;
+  hist.gpu_tile(x, xo, xi, 64);
+  hist.update(0).atomic().gpu_tile(r.x, r.y, Var("rxo"), Var("ryo"), Var("rxi"), Var("ryi"), 32, 8);
+  Buffer<int> out = onGPU(hist).realize<int>({256});
+  std::vector<int> expected(256, 0);
+  for (int y = 0; y < 333; ++y)
+    for (int i = 0; i < 777; ++i)
+      ++expected[input(i, y)];
+  check_against(out, [&](const std::vector<int> &c) { return expected[c[0]]; });
+}
+
 TEST_CASE("A launch beyond the device's limits names the kernel and the limit", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   ImageParam in(Float(32), 1, "in");

@@ -91,6 +91,21 @@ TEST_CASE("PTX for a blur and a matrix multiply", "[ptx]") {
   CHECK(assemble(matmul, "sm_90").empty());
 }
 
+TEST_CASE("PTX for a histogram with atomic updates", "[ptx]") {
+  ImageParam in(UInt(8), 2, "in");
+  RDom r(0, in.width(), 0, in.height(), "r");
+  Var x("x"), xo("xo"), xi("xi");
+  Func hist("hist");
+  hist(x) = 0;
+  hist(cast<int>(in(r.x, r.y))) += 1;
+  hist.gpu_tile(x, xo, xi, 64);
+  hist.update(0).atomic().gpu_tile(r.x, r.y, Var("rxo"), Var("ryo"), Var("rxi"), Var("ryi"), 32, 8);
+  std::string ptx = Pipeline(hist).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  bool atomicAdd = ptx.find("atom.global.add") != std::string::npos || ptx.find("red.global.add") != std::string::npos;
+  CHECK(atomicAdd);
+  CHECK(assemble(ptx, "sm_80").empty());
+}
+
 TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", "[ptx][errors]") {
   Pipelines p;
   Target cuda("host-cuda-cuda_capability_80");

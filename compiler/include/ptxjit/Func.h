@@ -79,6 +79,10 @@ public:
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                   Expr ysize, TailStrategy tail = TailStrategy::Auto);
 
+  /// Makes an update of the form f(...) += e add atomically, so that its loops (RVars included)
+  /// may be parallel or GPU loops even when iterations hit the same point (a histogram).
+  Stage &atomic();
+
   /// e.g. "blur.s0" for the pure definition of blur, "hist.s1" for its first update.
   std::string name() const;
 
