@@ -9,7 +9,12 @@
 
 #include <cmath>
 #include <random>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <type_traits>
+#include <vector>
+
+extern char **environ;
 
 namespace ptxjit::test {
 
@@ -44,6 +49,21 @@ template <typename T, typename F> void check_against(const Buffer<T> &actual, F 
     }
   });
   CHECK(mismatches == 0);
+}
+
+/// Runs the hidden test case `name` in a fresh process of this executable and checks that it
+/// passed. Tests about process-wide state (loaded libraries, contexts) use it, so that what
+/// other tests did in this process can neither hide nor fake the result. `-w NoTests` makes the
+/// child fail if the name stops matching.
+inline void run_in_child_process(const char *name) {
+  std::vector<char *> argv = {const_cast<char *>("ptxjit_tests"), const_cast<char *>("-w"),
+                              const_cast<char *>("NoTests"), const_cast<char *>(name), nullptr};
+  pid_t child = 0;
+  REQUIRE(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) == 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 } // namespace ptxjit::test

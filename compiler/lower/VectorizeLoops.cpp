@@ -210,38 +210,31 @@ private:
   }
 };
 
-// The guards directly in the loop body (outside inner loops) that test the loop variable,
-// with the lets between them and the loop substituted in.
+// The guards directly in the loop body (outside inner loops) that test the loop variable. Their
+// conditions get the lets between them and the loop substituted in, so they can be tested
+// before the loop.
 class GuardFinder : public IRVisitor {
 public:
-  explicit GuardFinder(const std::string &var) { Dependent.insert(var); }
+  explicit GuardFinder(const std::string &var) : Var(var) {}
   std::vector<Expr> Conditions;
+  std::set<const IfThenElse *> Guards;
 
 private:
-  std::set<std::string> Dependent;
+  const std::string &Var;
   std::map<std::string, Expr> Lets;
   using IRVisitor::visit;
 
-  bool depends(const Expr &e) const {
-    for (const std::string &v : Dependent)
-      if (uses_variable(e, v))
-        return true;
-    return false;
-  }
-
   void visit(const LetStmt *op) override {
-    Expr value = substitute(Lets, op->value);
-    if (depends(value)) {
-      Dependent.insert(op->name);
-      Lets[op->name] = value;
-    }
+    Lets[op->name] = substitute(Lets, op->value);
     op->body.accept(this);
   }
 
   void visit(const IfThenElse *op) override {
     Expr c = substitute(Lets, op->condition);
-    if (!op->else_case.defined() && depends(c))
+    if (!op->else_case.defined() && uses_variable(c, Var)) {
       Conditions.push_back(c);
+      Guards.insert(op);
+    }
     op->then_case.accept(this);
     if (op->else_case.defined())
       op->else_case.accept(this);
@@ -253,27 +246,13 @@ private:
 // Replaces the guards GuardFinder found with their then-case.
 class DropGuards : public IRMutator {
 public:
-  explicit DropGuards(const std::string &var) { Dependent.insert(var); }
+  explicit DropGuards(const std::set<const IfThenElse *> &guards) : Guards(guards) {}
 
 private:
-  std::set<std::string> Dependent;
+  const std::set<const IfThenElse *> &Guards;
   using IRMutator::visit;
-
-  bool depends(const Expr &e) const {
-    for (const std::string &v : Dependent)
-      if (uses_variable(e, v))
-        return true;
-    return false;
-  }
-  Stmt visit(const LetStmt *op) override {
-    if (depends(op->value))
-      Dependent.insert(op->name);
-    return IRMutator::visit(op);
-  }
   Stmt visit(const IfThenElse *op) override {
-    if (!op->else_case.defined() && depends(op->condition))
-      return mutate(op->then_case);
-    return IRMutator::visit(op);
+    return Guards.count(op) ? mutate(op->then_case) : IRMutator::visit(op);
   }
   Stmt visit(const For *op) override { return Stmt(op); }
 };
@@ -302,7 +281,7 @@ class VectorizeAll : public IRMutator {
       Expr both = And::make(substitute(op->name, op->min, c), substitute(op->name, last, c));
       allLanesPass = allLanesPass.defined() ? And::make(allLanesPass, both) : both;
     }
-    Stmt unguarded = guards.Conditions.empty() ? body : DropGuards(op->name).mutate(body);
+    Stmt unguarded = guards.Conditions.empty() ? body : DropGuards(guards.Guards).mutate(body);
     Widen widen(op->name, op->min, n);
     Stmt vector = widen.mutate(unguarded);
     if (widen.Failed)

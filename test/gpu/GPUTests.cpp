@@ -8,11 +8,7 @@
 #include <atomic>
 #include <mutex>
 #include <set>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <thread>
-
-extern char **environ;
 
 using namespace ptxjit;
 using namespace ptxjit::test;
@@ -37,30 +33,20 @@ int deviceCount() {
   return n;
 }
 
-bool anyPrimaryContextActive() {
-  for (int d = 0; d < deviceCount(); ++d) {
-    CUdevice device;
-    unsigned flags = 0;
-    int active = 0;
-    cu::driver().cuDeviceGet(&device, d);
-    cu::driver().cuDevicePrimaryCtxGetState(device, &flags, &active);
-    if (active)
-      return true;
-  }
-  return false;
+bool primaryContextActive(int ordinal) {
+  CUdevice device;
+  unsigned flags = 0;
+  int active = 0;
+  cu::driver().cuDeviceGet(&device, ordinal);
+  cu::driver().cuDevicePrimaryCtxGetState(device, &flags, &active);
+  return active != 0;
 }
 
-// Runs the named hidden test in a fresh process, so that contexts other tests made cannot hide
-// or fake what it checks.
-void runInChild(const char *name) {
-  std::vector<char *> argv = {const_cast<char *>("ptxjit_tests"), const_cast<char *>("-w"),
-                              const_cast<char *>("NoTests"), const_cast<char *>(name), nullptr};
-  pid_t child = 0;
-  REQUIRE(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) == 0);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+bool anyPrimaryContextActive() {
+  for (int d = 0; d < deviceCount(); ++d)
+    if (primaryContextActive(d))
+      return true;
+  return false;
 }
 
 // A user context carrying its own CUDA context and stream, and counting handler calls.
@@ -386,7 +372,7 @@ TEST_CASE("Context discipline (child process)", "[.]") {
 
 TEST_CASE("Context discipline: no context the user did not ask for", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
-  runInChild("Context discipline (child process)");
+  run_in_child_process("Context discipline (child process)");
 }
 
 TEST_CASE("Built-in handlers (child process)", "[.]") {
@@ -402,13 +388,8 @@ TEST_CASE("Built-in handlers (child process)", "[.]") {
   p.realize(&c, out);
   check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
   for (int d = 0; d < deviceCount(); ++d) {
-    CUdevice device;
-    unsigned flags = 0;
-    int active = 0;
-    cu::driver().cuDeviceGet(&device, d);
-    cu::driver().cuDevicePrimaryCtxGetState(device, &flags, &active);
     INFO("device " << d);
-    CHECK(bool(active) == (d == c.device));
+    CHECK(primaryContextActive(d) == (d == c.device));
   }
   JITUserContext missing;
   missing.device = deviceCount() + 3;
@@ -417,7 +398,7 @@ TEST_CASE("Built-in handlers (child process)", "[.]") {
 
 TEST_CASE("The built-in handlers use the primary context of the chosen device only", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
-  runInChild("Built-in handlers (child process)");
+  run_in_child_process("Built-in handlers (child process)");
 }
 
 TEST_CASE("Two threads, each with its own context and stream, realize concurrently", "[gpu]") {

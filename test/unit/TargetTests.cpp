@@ -1,3 +1,4 @@
+#include "TestUtil.h"
 #include "ptxjit/Target.h"
 
 #include <catch2/catch.hpp>
@@ -6,12 +7,7 @@
 #include <cstring>
 #include <link.h>
 #include <random>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
-
-extern char **environ;
 
 using namespace ptxjit;
 using Feature = Target::Feature;
@@ -215,8 +211,7 @@ TEST_CASE("PTXJIT_TARGET selects the JIT target", "[unit][target]") {
     unsetenv("PTXJIT_TARGET");
 }
 
-// Runs only when named: the parent test below starts it in a fresh process, so a driver loaded
-// by another test in the parent cannot hide or fake the result.
+// Runs only when named, in a fresh process (see run_in_child_process).
 TEST_CASE("Target parsing child process", "[.]") {
   REQUIRE_FALSE(isLoaded("libcuda.so"));
   for (const std::string &spelling : EveryForm) {
@@ -230,14 +225,5 @@ TEST_CASE("Target parsing child process", "[.]") {
 }
 
 TEST_CASE("Parsing targets never loads the CUDA driver", "[unit][target]") {
-  // `-w NoTests` makes the child fail if the name stops matching, so the check cannot pass vacuously.
-  std::vector<char *> argv = {const_cast<char *>("ptxjit_tests"), const_cast<char *>("-w"),
-                              const_cast<char *>("NoTests"),
-                              const_cast<char *>("Target parsing child process"), nullptr};
-  pid_t child = 0;
-  REQUIRE(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) == 0);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  ptxjit::test::run_in_child_process("Target parsing child process");
 }
