@@ -3,8 +3,10 @@
 #include "Constants.h"
 #include "IREquality.h"
 #include "IRMutator.h"
+#include "Interval.h"
 #include "Substitute.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <map>
@@ -95,10 +97,14 @@ bool isLinearInt(Type t) { return t.is_scalar() && (t.is_int() || t.is_uint()); 
 
 class Simplifier : public IRMutator {
 public:
+  explicit Simplifier(bool pushIntoMinMax = false) : PushIntoMinMax(pushIntoMinMax) {}
   using IRMutator::mutate;
 
 private:
   std::map<std::string, Expr> LetReplacements;
+  // Off in simplify(): pushing sums inside min/max helps bound an expression but can split
+  // terms that would otherwise cancel, as in x + (min(x + 33, end) - x).
+  bool PushIntoMinMax;
 
   using IRMutator::visit;
 
@@ -136,7 +142,34 @@ private:
     LinearForm form;
     form.add(a, 1);
     form.add(b, bScale);
+    if (Expr pushed = PushIntoMinMax ? pushIntoMinMax(form, original.type()) : Expr(); pushed.defined())
+      return pushed;
     return form.build(original.type());
+  }
+
+  // min(p, q) + rest is min(p + rest, q + rest): worth it when an operand then folds to a
+  // constant, as in min(x + 33, end) - x, the extent of a tile clipped at the end of an image.
+  Expr pushIntoMinMax(const LinearForm &form, Type t) {
+    for (size_t i = 0; i < form.Terms.size(); ++i) {
+      const auto &[term, coefficient] = form.Terms[i];
+      const auto *mn = term.as<Min>();
+      const auto *mx = term.as<Max>();
+      if (coefficient != 1 || (!mn && !mx))
+        continue;
+      LinearForm rest;
+      rest.Constant = form.Constant;
+      for (size_t j = 0; j < form.Terms.size(); ++j)
+        if (j != i && form.Terms[j].second != 0)
+          rest.add(form.Terms[j].first, form.Terms[j].second);
+      if (rest.Terms.empty())
+        continue;
+      Expr restExpr = rest.build(t);
+      Expr p = mutate(Add::make(mn ? mn->a : mx->a, restExpr));
+      Expr q = mutate(Add::make(mn ? mn->b : mx->b, restExpr));
+      if (is_const(p) || is_const(q))
+        return mutate(mn ? Min::make(p, q) : Max::make(p, q));
+    }
+    return Expr();
   }
 
   Expr visit(const Add *op) override {
@@ -452,5 +485,37 @@ private:
 Expr simplify(const Expr &e) { return Simplifier().mutate(e); }
 Stmt simplify(const Stmt &s) { return Simplifier().mutate(s); }
 bool can_prove(const Expr &e) { return is_const_one(simplify(e)); }
+
+namespace {
+
+// A constant bound on a symbolic maximum: min(a, b) is at most either side's bound.
+std::optional<int64_t> upperBoundOf(const Expr &e) {
+  if (auto c = as_const_int(e))
+    return c;
+  if (const auto *m = e.as<Min>()) {
+    auto a = upperBoundOf(m->a), b = upperBoundOf(m->b);
+    return a && b ? std::min(*a, *b) : a ? a : b;
+  }
+  if (const auto *m = e.as<Max>()) {
+    auto a = upperBoundOf(m->a), b = upperBoundOf(m->b);
+    return a && b ? std::optional<int64_t>(std::max(*a, *b)) : std::nullopt;
+  }
+  if (const auto *add = e.as<Add>()) {
+    auto a = upperBoundOf(add->a), b = upperBoundOf(add->b);
+    return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope) {
+  for (bool push : {false, true}) {
+    Expr max = bounds_of_expr_in_scope(Simplifier(push).mutate(e), scope).max;
+    if (auto c = max.defined() ? upperBoundOf(Simplifier(push).mutate(max)) : std::nullopt)
+      return c;
+  }
+  return std::nullopt;
+}
 
 } // namespace ptxjit::ir

@@ -5,6 +5,9 @@
 // let handling (lets bound to constants or variables are substituted; unused lets are dropped).
 
 #include "IR.h"
+#include "Interval.h"
+
+#include <optional>
 
 namespace ptxjit::ir {
 
@@ -13,6 +16,11 @@ Stmt simplify(const Stmt &s);
 
 /// True when `e` simplifies to the constant true.
 bool can_prove(const Expr &e);
+
+/// A constant no smaller than any value of integer `e` with the variables of `scope` over their
+/// intervals (others unknown), e.g. 34 for min(x + 33, end) - x + 1; none when there is no such
+/// bound to be found.
+std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope = {});
 
 } // namespace ptxjit::ir
 

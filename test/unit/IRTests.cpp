@@ -113,3 +113,12 @@ TEST_CASE("Interval arithmetic bounds expressions", "[unit][ir]") {
   Interval symbolic = bounds_of_expr_in_scope(v("x") + v("n"), scope);
   CHECK(to_string(simplify(symbolic.max)) == "(n + 9)");
 }
+
+TEST_CASE("Constant upper bounds see through clipped tiles", "[unit][ir]") {
+  Expr x = v("x"), end = v("end");
+  CHECK(constant_upper_bound(min(x + 33, end) - x + 1) == std::optional<int64_t>(34));
+  CHECK(constant_upper_bound(v("i") * 4 + 3, {{"i", {Expr(0), Expr(7)}}}) == std::optional<int64_t>(31));
+  CHECK_FALSE(constant_upper_bound(x + end).has_value());
+  // simplify() itself keeps the sum whole, so terms that cancel still cancel.
+  CHECK(to_string(simplify(x + (min(x + 33, end) - x))) == "min((x + 33), end)");
+}
