@@ -245,20 +245,19 @@ void CodeGen_Host::launchKernel(const For *op) {
                              to_string(loop->extent) + ") depends on " + name + ", which is computed inside the kernel");
       grid[d] = codegen(loop->extent);
     }
-    if (d < static_cast<int>(closure.thread_loops.size())) {
-      const For *loop = closure.thread_loops[d];
-      auto extent = as_const_int(loop->extent);
-      if (!extent)
-        throw CompileError("kernel " + kernel.name + ": gpu_threads loop " + loop->name + " has a non-constant extent (" +
-                           to_string(loop->extent) + "); split it by a constant, e.g. with gpu_tile");
-      threads *= *extent;
-      block[d] = llvm::ConstantInt::get(i32, *extent);
-    }
+    threads *= closure.block_size[d];
+    block[d] = llvm::ConstantInt::get(i32, closure.block_size[d]);
   }
-  constexpr int64_t MaxThreadsPerBlock = 1024;
+  // Limits every CUDA device has; the device's own are checked at launch.
+  constexpr int64_t MaxThreadsPerBlock = 1024, MaxSharedBytes = 48 * 1024;
   if (threads > MaxThreadsPerBlock)
     throw CompileError("kernel " + kernel.name + " (loop " + op->name + ") has " + std::to_string(threads) +
                        " threads per block; CUDA allows at most " + std::to_string(MaxThreadsPerBlock));
+  if (closure.shared_bytes > MaxSharedBytes)
+    throw CompileError("kernel " + kernel.name + " (loop " + op->name + ") needs " +
+                       std::to_string(closure.shared_bytes) + " bytes of shared memory for " +
+                       closure.shared.front().name + (closure.shared.size() > 1 ? " and others" : "") +
+                       "; a kernel gets at most " + std::to_string(MaxSharedBytes) + " bytes; use smaller tiles");
 
   // The arguments: one slot per closure value, and an array of pointers to the slots.
   size_t n = closure.arguments.size();
@@ -274,7 +273,7 @@ void CodeGen_Host::launchKernel(const For *op) {
   llvm::Value *result = Builder->CreateCall(
       runtimeFunction("ptxjit_cuda_launch"),
       {CallContext, code, llvm::ConstantInt::get(i32, Kernels.size()), grid[0], grid[1], grid[2], block[0], block[1],
-       block[2], llvm::ConstantInt::get(i32, 0), array});
+       block[2], llvm::ConstantInt::get(i32, closure.shared_bytes), array});
   branchToErrorUnless(Builder->CreateICmpEQ(result, llvm::ConstantInt::get(i32, 0)));
   Kernels.push_back(std::move(kernel));
 }

@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 
+#include <algorithm>
 #include <mutex>
 
 namespace ptxjit::codegen {
@@ -105,8 +106,14 @@ void CodeGen_PTX::add_kernel(const For *nest, const std::string &name, const Ker
   };
   annotate("kernel", 1);
   const char *maxntid[] = {"maxntidx", "maxntidy", "maxntidz"};
-  for (size_t d = 0; d < closure.thread_loops.size(); ++d)
-    annotate(maxntid[d], static_cast<int>(*as_const_int(closure.thread_loops[d]->extent)));
+  for (int d = 0; d < 3; ++d)
+    annotate(maxntid[d], static_cast<int>(closure.block_size[d]));
+  if (closure.shared_bytes > 0 && !SharedMemory)
+    SharedMemory = new llvm::GlobalVariable(*Module, llvm::ArrayType::get(llvm::Type::getInt8Ty(Context), 0), false,
+                                            llvm::GlobalValue::ExternalLinkage, nullptr, "ptxjit_shared", nullptr,
+                                            llvm::GlobalValue::NotThreadLocal, 3);
+  if (SharedMemory)
+    SharedMemory->setAlignment(llvm::Align(16));
 
   Closure = &closure;
   codegen(Stmt(nest));
@@ -117,22 +124,19 @@ void CodeGen_PTX::add_kernel(const For *nest, const std::string &name, const Ker
 }
 
 void CodeGen_PTX::visit(const For *op) {
-  auto dimOf = [&](const std::vector<const For *> &loops) {
-    for (size_t d = 0; d < loops.size(); ++d)
-      if (loops[d] == op)
-        return static_cast<int>(d);
-    internal_error("GPU loop " + op->name + " is not in its kernel's closure");
-  };
   if (op->for_type == ForType::GPUBlock) {
-    llvm::Value *index = specialRegister("ctaid", dimOf(Closure->block_loops));
+    auto it = std::find(Closure->block_loops.begin(), Closure->block_loops.end(), op);
+    PTXJIT_INTERNAL_ASSERT(it != Closure->block_loops.end(), "GPU loop " + op->name + " is not in its kernel's closure");
+    llvm::Value *index = specialRegister("ctaid", static_cast<int>(it - Closure->block_loops.begin()));
     push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name));
     codegen(op->body);
     pop(op->name);
     return;
   }
   if (op->for_type == ForType::GPUThread) {
-    int dim = dimOf(Closure->thread_loops);
-    llvm::Value *index = specialRegister("tid", dim);
+    auto it = Closure->thread_dims.find(op);
+    PTXJIT_INTERNAL_ASSERT(it != Closure->thread_dims.end(), "GPU loop " + op->name + " is not in its kernel's closure");
+    llvm::Value *index = specialRegister("tid", it->second);
     push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name));
     // Threads past this loop's extent (the block is as wide as the widest loop) do nothing.
     llvm::Value *inside = Builder->CreateICmpSLT(index, codegen(op->extent));
@@ -140,7 +144,9 @@ void CodeGen_PTX::visit(const For *op) {
     llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, op->name + ".end", Function);
     Builder->CreateCondBr(inside, body, after);
     Builder->SetInsertPoint(body);
+    ++ThreadDepth;
     codegen(op->body);
+    --ThreadDepth;
     Builder->CreateBr(after);
     Builder->SetInsertPoint(after);
     pop(op->name);
@@ -149,15 +155,37 @@ void CodeGen_PTX::visit(const For *op) {
   PTXJIT_INTERNAL_ASSERT(op->for_type == ForType::Serial, "PTX codegen: " + to_string(op->for_type) + " loop " +
                                                               op->name + " inside a kernel");
   llvm::Value *min = codegen(op->min), *extent = codegen(op->extent);
+  BlockSerialDepth += ThreadDepth == 0;
   build_loop(op->name, min, extent, [&](llvm::Value *i) {
     push(op->name, i);
     codegen(op->body);
     pop(op->name);
   });
+  BlockSerialDepth -= ThreadDepth == 0;
 }
 
+void CodeGen_PTX::barrier() { Builder->CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+// A Func stored at a block loop gets its part of the shared block.
 void CodeGen_PTX::visit(const Allocate *op) {
-  internal_error("PTX codegen: allocation of " + op->name + " inside a kernel");
+  auto it = std::find_if(Closure->shared.begin(), Closure->shared.end(),
+                         [&](const SharedAllocation &s) { return s.name == op->name; });
+  PTXJIT_INTERNAL_ASSERT(it != Closure->shared.end() && SharedMemory, "PTX codegen: " + op->name + " has no shared memory");
+  push(op->name, Builder->CreateConstInBoundsGEP1_64(llvm::Type::getInt8Ty(Context), SharedMemory, it->offset, op->name));
+  codegen(op->body);
+  pop(op->name);
+}
+
+// Threads hand shared data to each other: all of a producer's writes land before any thread
+// reads them, and inside a loop, all reads end before the next iteration writes again.
+void CodeGen_PTX::visit(const ProducerConsumer *op) {
+  codegen(op->body);
+  if (ThreadDepth > 0)
+    return;
+  bool shared = std::any_of(Closure->shared.begin(), Closure->shared.end(),
+                            [&](const SharedAllocation &s) { return s.name == op->name; });
+  if (shared && (op->is_producer || BlockSerialDepth > 0))
+    barrier();
 }
 
 void CodeGen_PTX::visit(const AssertStmt *op) { internal_error("PTX codegen: assertion inside a kernel: " + op->message); }

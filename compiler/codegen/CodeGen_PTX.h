@@ -37,13 +37,18 @@ protected:
   void visit(const ir::For *) override;
   void visit(const ir::Allocate *) override;
   void visit(const ir::AssertStmt *) override;
+  void visit(const ir::ProducerConsumer *) override;
   llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) override;
 
 private:
   std::unique_ptr<llvm::TargetMachine> Machine;
   bool UsesLibdevice = false;
   const KernelClosure *Closure = nullptr;
+  llvm::GlobalVariable *SharedMemory = nullptr; // the dynamic shared block, declared once
+  int ThreadDepth = 0;      // gpu_threads loops around the code being generated
+  int BlockSerialDepth = 0; // serial loops around it, outside thread loops
   llvm::Value *specialRegister(const char *kind, int dim);
+  void barrier();
 };
 
 /// The sm_XX name of a resolved target's capability (sm_90a for cuda_capability_90a).

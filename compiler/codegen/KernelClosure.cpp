@@ -1,10 +1,12 @@
 #include "KernelClosure.h"
 
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
+#include <optional>
 
 namespace ptxjit::codegen {
 
@@ -14,15 +16,18 @@ namespace {
 
 class ClosureFinder : public IRVisitor {
 public:
-  std::map<std::string, KernelArgument> Buffers, Scalars;
-  std::vector<const For *> Blocks, Threads;
-  const std::string &Kernel;
   explicit ClosureFinder(const std::string &kernel) : Kernel(kernel) {}
+  const std::string &Kernel;
+  std::map<std::string, KernelArgument> Buffers, Scalars;
+  std::vector<const For *> Blocks;
+  KernelClosure Result;
 
 private:
   std::map<std::string, int> Bound;
+  // The values of the lets inside the kernel, in terms of names outside it, for bounding sizes.
+  std::map<std::string, Expr> LetValues;
   int ThreadDepth = 0;
-  bool SawThreads = false;
+  int InnerThreadDim = -1; // the largest dimension among the thread loops inside the current one
 
   using IRVisitor::visit;
 
@@ -33,17 +38,29 @@ private:
       Bound.erase(name);
   }
 
+  int64_t constantBound(const Expr &e, const std::string &what) {
+    auto bound = constant_upper_bound(substitute(LetValues, e));
+    if (!bound)
+      throw CompileError("kernel " + Kernel + ": " + what + " (" + to_string(e) + ") has no constant upper bound; "
+                         "split the loops by constant factors (e.g. gpu_tile)");
+    return std::max<int64_t>(*bound, 1);
+  }
+
   void visit(const Variable *op) override {
     if (!Bound.count(op->name))
       Scalars[op->name] = {op->name, false, op->type.element_of(), true, false};
   }
   void visit(const Load *op) override {
     IRVisitor::visit(op);
+    if (Bound.count(op->name))
+      return;
     KernelArgument &b = Buffers[op->name];
     b = {op->name, true, op->type.element_of(), true, b.written};
   }
   void visit(const Store *op) override {
     IRVisitor::visit(op);
+    if (Bound.count(op->name))
+      return;
     KernelArgument &b = Buffers[op->name];
     bool read = b.read;
     b = {op->name, true, op->value.type().element_of(), read, true};
@@ -54,33 +71,55 @@ private:
   }
   void visit(const LetStmt *op) override {
     op->value.accept(this);
+    auto saved = LetValues.count(op->name) ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
+    LetValues[op->name] = substitute(LetValues, op->value);
     bind(op->name, op->body);
+    if (saved)
+      LetValues[op->name] = *saved;
+    else
+      LetValues.erase(op->name);
   }
   void visit(const For *op) override {
     op->min.accept(this);
     op->extent.accept(this);
+    auto saved = LetValues.count(op->name) ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
+    LetValues.erase(op->name);
     if (op->for_type == ForType::GPUBlock) {
       if (ThreadDepth > 0)
         throw CompileError("kernel " + Kernel + ": gpu_blocks loop " + op->name + " is inside a gpu_threads loop");
-      if (SawThreads)
-        throw CompileError("kernel " + Kernel + ": gpu_blocks loop " + op->name +
-                           " comes after the kernel's gpu_threads loops");
       Blocks.push_back(op);
+      bind(op->name, op->body);
     } else if (op->for_type == ForType::GPUThread) {
-      SawThreads = true;
-      Threads.push_back(op);
+      int outer = InnerThreadDim;
+      InnerThreadDim = -1;
       ++ThreadDepth;
-    } else if (op->for_type == ForType::Parallel) {
-      throw CompileError("kernel " + Kernel + ": loop " + op->name + " is parallel inside a GPU kernel");
-    }
-    bind(op->name, op->body);
-    if (op->for_type == ForType::GPUThread)
+      bind(op->name, op->body);
       --ThreadDepth;
+      int dim = InnerThreadDim + 1;
+      if (dim > 2)
+        throw CompileError("kernel " + Kernel + " nests more than three gpu_threads loops (" + op->name + ")");
+      Result.thread_dims[op] = dim;
+      Result.block_size[dim] = std::max(Result.block_size[dim], constantBound(op->extent, "the extent of gpu_threads loop " + op->name));
+      InnerThreadDim = std::max(outer, dim);
+    } else {
+      if (op->for_type == ForType::Parallel)
+        throw CompileError("kernel " + Kernel + ": loop " + op->name + " is parallel inside a GPU kernel");
+      bind(op->name, op->body);
+    }
+    if (saved)
+      LetValues[op->name] = *saved;
   }
   void visit(const Allocate *op) override {
-    throw CompileError("kernel " + Kernel + ": Func " + op->name +
-                       " is computed inside the kernel; storage in shared memory or registers is not supported "
-                       "yet, compute it at root");
+    int64_t elements = 1;
+    for (const Expr &extent : op->extents)
+      elements *= constantBound(extent, "the shared-memory extent of Func " + op->name);
+    int64_t bytes = elements * (op->type.is_bool() ? 1 : op->type.bytes());
+    Result.shared_bytes = (Result.shared_bytes + 15) / 16 * 16;
+    Result.shared.push_back({op->name, Result.shared_bytes, bytes});
+    Result.shared_bytes += bytes;
+    for (const Expr &extent : op->extents)
+      extent.accept(this);
+    bind(op->name, op->body);
   }
 };
 
@@ -92,11 +131,7 @@ KernelClosure kernel_closure(const For *nest) {
   if (finder.Blocks.size() > 3)
     throw CompileError("kernel " + nest->name + " has " + std::to_string(finder.Blocks.size()) +
                        " gpu_blocks loops; a grid has at most 3 dimensions");
-  if (finder.Threads.size() > 3)
-    throw CompileError("kernel " + nest->name + " has " + std::to_string(finder.Threads.size()) +
-                       " gpu_threads loops; a block has at most 3 dimensions (and each loop must be nested "
-                       "in the one before)");
-  KernelClosure closure;
+  KernelClosure closure = std::move(finder.Result);
   for (auto &[name, b] : finder.Buffers) {
     finder.Scalars.erase(name);
     closure.arguments.push_back(b);
@@ -104,7 +139,6 @@ KernelClosure kernel_closure(const For *nest) {
   for (auto &[name, s] : finder.Scalars)
     closure.arguments.push_back(s);
   closure.block_loops.assign(finder.Blocks.rbegin(), finder.Blocks.rend());
-  closure.thread_loops.assign(finder.Threads.rbegin(), finder.Threads.rend());
   return closure;
 }
 

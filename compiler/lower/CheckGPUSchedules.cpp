@@ -41,10 +41,11 @@ private:
     ThreadDepth -= op->for_type == ForType::GPUThread;
   }
 
+  // Inside a kernel, a Func stored at a gpu_blocks loop lives in shared memory.
   void visit(const Realize *op) override {
-    if (BlockDepth > 0)
-      throw CompileError("Func " + op->name + " is computed inside a GPU kernel; storage in shared memory or "
-                         "registers is not supported yet: compute it at root");
+    if (ThreadDepth > 0)
+      throw CompileError("Func " + op->name + " is stored inside a gpu_threads loop; storage in registers is not "
+                         "supported yet: compute it at a gpu_blocks loop (shared memory) or at root");
     IRVisitor::visit(op);
   }
 

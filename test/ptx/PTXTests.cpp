@@ -91,6 +91,21 @@ TEST_CASE("PTX for a blur and a matrix multiply", "[ptx]") {
   CHECK(assemble(matmul, "sm_90").empty());
 }
 
+TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
+  Pipelines p;
+  Func bx("blur_x"), by("blur_y");
+  bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
+  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
+  by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+  bx.compute_at(by, p.x).gpu_threads(p.x, p.y);
+  std::string ptx = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains("st.shared.f32"));
+  CHECK_THAT(ptx, Catch::Contains("ld.shared.f32"));
+  CHECK_THAT(ptx, Catch::Contains("bar.sync"));
+  CHECK_THAT(ptx, Catch::Contains(".maxntid 32, 10, 1")); // the producer's tile: 8 rows and a row above and below
+  CHECK(assemble(ptx, "sm_80").empty());
+}
+
 TEST_CASE("PTX for a histogram with atomic updates", "[ptx]") {
   ImageParam in(UInt(8), 2, "in");
   RDom r(0, in.width(), 0, in.height(), "r");
@@ -135,13 +150,32 @@ TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", 
     f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
     CHECK_THROWS_WITH(Pipeline(f).compile_jit(Target("host")), Catch::Contains("has no cuda feature"));
   }
-  SECTION("a producer computed inside a kernel") {
+  SECTION("a producer in a block without thread loops") {
     Func g("g"), f("f");
     g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
     f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
     f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
     g.compute_at(f, p.x);
-    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is computed inside a GPU kernel"));
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
+                      Catch::Contains("Func g is stored inside gpu_blocks loops but outside any gpu_threads loop"));
+  }
+  SECTION("a producer stored in a thread loop (registers)") {
+    Func g("g"), f("f");
+    g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    g.compute_at(f, p.xi);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is stored inside a gpu_threads loop"));
+  }
+  SECTION("shared memory over the 48 KiB a kernel gets") {
+    Func g("g"), f("f");
+    g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    f(p.x, p.y) = g(p.x, p.y) + g(p.x, p.y + 400);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 1);
+    g.compute_at(f, p.x).gpu_threads(p.x); // 32 threads, each a column of 401 rows: 51 KiB
+
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
+                      Catch::Contains("bytes of shared memory for g") && Catch::Contains("at most 49152 bytes"));
   }
   SECTION("compile_to_ptx without a fixed capability") {
     Func f("f");
