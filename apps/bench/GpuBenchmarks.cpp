@@ -124,8 +124,8 @@ std::string gpu_benchmarks(bool quick) {
     fields.push_back("\"copy_d2d_tb_per_s\": " + num(copyTBs));
   }
 
-  // Blur 8192x8192 float, gpu_tile 32x8, inline.
-  {
+  // Blur 8192x8192 float, gpu_tile 32x8: blur_x inline, or in shared memory per block.
+  for (bool shared : {false, true}) {
     const int w = 8192, h = 8192;
     ImageParam in(Float(32), 2, "in");
     Var x("x"), y("y"), xi("xi"), yi("yi");
@@ -133,6 +133,8 @@ std::string gpu_benchmarks(bool quick) {
     bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3.0f;
     by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3.0f;
     by.gpu_tile(x, y, xi, yi, 32, 8);
+    if (shared)
+      bx.compute_at(by, x).gpu_threads(x, y);
     auto compileStart = std::chrono::steady_clock::now();
     Pipeline p(by);
     p.compile_jit(Target("host-cuda"));
@@ -167,7 +169,7 @@ std::string gpu_benchmarks(bool quick) {
         maxError = std::max(maxError, double(std::fabs(s / 3.0f - out(i, j))));
       }
     double tbs = (double(w + 2) * (h + 2) + double(w) * h) * 4 / (ms * 1e-3) / 1e12;
-    fields.push_back("\"blur_8192_inline\": {\"ms\": " + num(ms) + ", \"tb_per_s\": " + num(tbs) +
+    fields.push_back(std::string(shared ? "\"blur_8192_shared\"" : "\"blur_8192_inline\"") + ": {\"ms\": " + num(ms) + ", \"tb_per_s\": " + num(tbs) +
                      ", \"fraction_of_copy\": " + num(tbs / copyTBs) + ", \"max_abs_error\": " + num(maxError) +
                      ", \"compile_jit_ms\": " + num(compileMs) + ", \"first_realize_ms\": " + num(firstMs) +
                      ", \"ptx_generation_ms\": " + num(ptxMs) + ", \"module_load_and_launch_ms\": " +
