@@ -295,7 +295,7 @@ void CodeGen_Host::visit(const Allocate *op) {
   constexpr int64_t StackLimitBytes = 16 * 1024;
   const char *allocate = CUDA ? "ptxjit_cuda_malloc" : "ptxjit_malloc";
   const char *release = CUDA ? "ptxjit_cuda_free" : "ptxjit_free";
-  if (!CUDA && constantElements && *constantElements * elementBytes <= StackLimitBytes) {
+  if (!CUDA && op->memory != MemoryType::Heap && constantElements && *constantElements * elementBytes <= StackLimitBytes) {
     llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
     llvm::AllocaInst *storage =
         entry.CreateAlloca(element, llvm::ConstantInt::get(i64, std::max<int64_t>(*constantElements, 1)), op->name);

@@ -166,12 +166,22 @@ void CodeGen_PTX::visit(const For *op) {
 
 void CodeGen_PTX::barrier() { Builder->CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
-// A Func stored at a block loop gets its part of the shared block.
+// A Func stored at a block loop gets its part of the shared block; one stored inside thread
+// loops, an array of each thread's own.
 void CodeGen_PTX::visit(const Allocate *op) {
   auto it = std::find_if(Closure->shared.begin(), Closure->shared.end(),
                          [&](const SharedAllocation &s) { return s.name == op->name; });
-  PTXJIT_INTERNAL_ASSERT(it != Closure->shared.end() && SharedMemory, "PTX codegen: " + op->name + " has no shared memory");
-  push(op->name, Builder->CreateConstInBoundsGEP1_64(llvm::Type::getInt8Ty(Context), SharedMemory, it->offset, op->name));
+  if (it != Closure->shared.end()) {
+    PTXJIT_INTERNAL_ASSERT(SharedMemory, "PTX codegen: no shared block for " + op->name);
+    push(op->name, Builder->CreateConstInBoundsGEP1_64(llvm::Type::getInt8Ty(Context), SharedMemory, it->offset, op->name));
+  } else {
+    auto registers = Closure->registers.find(op->name);
+    PTXJIT_INTERNAL_ASSERT(registers != Closure->registers.end(), "PTX codegen: " + op->name + " has no storage");
+    llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
+    push(op->name, entry.CreateAlloca(storage_type_of(op->type),
+                                      llvm::ConstantInt::get(llvm::Type::getInt64Ty(Context), registers->second),
+                                      op->name));
+  }
   codegen(op->body);
   pop(op->name);
 }

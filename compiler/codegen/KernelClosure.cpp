@@ -112,11 +112,20 @@ private:
   void visit(const Allocate *op) override {
     int64_t elements = 1;
     for (const Expr &extent : op->extents)
-      elements *= constantBound(extent, "the shared-memory extent of Func " + op->name);
-    int64_t bytes = elements * (op->type.is_bool() ? 1 : op->type.bytes());
-    Result.shared_bytes = (Result.shared_bytes + 15) / 16 * 16;
-    Result.shared.push_back({op->name, Result.shared_bytes, bytes});
-    Result.shared_bytes += bytes;
+      elements *= constantBound(extent, "the extent of Func " + op->name + "'s storage");
+    if (ThreadDepth > 0) {
+      constexpr int64_t MaxRegisterElements = 1024;
+      if (elements > MaxRegisterElements)
+        throw CompileError("kernel " + Kernel + ": Func " + op->name + " needs " + std::to_string(elements) +
+                           " elements in each thread; at most " + std::to_string(MaxRegisterElements) +
+                           " fit a thread's registers and local memory here");
+      Result.registers[op->name] = elements;
+    } else {
+      int64_t bytes = elements * (op->type.is_bool() ? 1 : op->type.bytes());
+      Result.shared_bytes = (Result.shared_bytes + 15) / 16 * 16;
+      Result.shared.push_back({op->name, Result.shared_bytes, bytes});
+      Result.shared_bytes += bytes;
+    }
     for (const Expr &extent : op->extents)
       extent.accept(this);
     bind(op->name, op->body);

@@ -4,7 +4,8 @@
 // What a GPU kernel needs from the host: the scalars and buffers its loop nest uses but does not
 // define, its launch shape (grid loops; block size), and its shared memory. Funcs stored at a
 // gpu_blocks loop live in one block of shared memory whose size, like the block size, is a
-// constant bound found by bounds inference.
+// constant bound found by bounds inference. Funcs stored inside gpu_threads loops are arrays of
+// each thread's own (registers, or local memory where indexing needs it).
 
 #include "ir/IR.h"
 
@@ -34,6 +35,8 @@ struct KernelClosure {
   int64_t block_size[3] = {1, 1, 1};
   std::vector<SharedAllocation> shared;
   int64_t shared_bytes = 0;
+  /// Funcs stored inside gpu_threads loops: each thread's own array, by element count.
+  std::map<std::string, int64_t> registers;
 };
 
 /// Analyses the loop nest of one kernel (`nest` is its outermost GPUBlock loop). Throws

@@ -290,22 +290,24 @@ Stmt Provide::make(const std::string &name, Expr value, std::vector<Expr> args, 
   return Stmt(s);
 }
 
-Stmt Allocate::make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body) {
+Stmt Allocate::make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body, MemoryType memory) {
   PTXJIT_INTERNAL_ASSERT(body.defined(), "Allocate with undefined body");
   auto *s = new Allocate;
   s->name = name;
   s->type = type;
   s->extents = std::move(extents);
+  s->memory = memory;
   s->body = std::move(body);
   return Stmt(s);
 }
 
-Stmt Realize::make(const std::string &name, Type type, Region bounds, Stmt body) {
+Stmt Realize::make(const std::string &name, Type type, Region bounds, Stmt body, MemoryType memory) {
   PTXJIT_INTERNAL_ASSERT(body.defined(), "Realize with undefined body");
   auto *s = new Realize;
   s->name = name;
   s->type = type;
   s->bounds = std::move(bounds);
+  s->memory = memory;
   s->body = std::move(body);
   return Stmt(s);
 }

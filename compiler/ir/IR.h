@@ -6,6 +6,7 @@
 
 #include "ptxjit/Error.h"
 #include "ptxjit/Expr.h"
+#include "ptxjit/MemoryType.h"
 
 #include <memory>
 #include <string>
@@ -228,8 +229,10 @@ struct Allocate : StmtNode<Allocate, IRNodeType::Allocate> {
   std::string name;
   Type type;
   std::vector<Expr> extents;
+  MemoryType memory = MemoryType::Auto;
   Stmt body;
-  static Stmt make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body);
+  static Stmt make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body,
+                   MemoryType memory = MemoryType::Auto);
 };
 
 struct Range {
@@ -242,8 +245,10 @@ struct Realize : StmtNode<Realize, IRNodeType::Realize> {
   std::string name;
   Type type;
   Region bounds;
+  MemoryType memory = MemoryType::Auto;
   Stmt body;
-  static Stmt make(const std::string &name, Type type, Region bounds, Stmt body);
+  static Stmt make(const std::string &name, Type type, Region bounds, Stmt body,
+                   MemoryType memory = MemoryType::Auto);
 };
 
 struct Block : StmtNode<Block, IRNodeType::Block> {

@@ -131,6 +131,7 @@ private:
   void visit(const Allocate *op) override {
     addName(op->name);
     addType(op->type);
+    addRaw(op->memory);
     addRaw(static_cast<uint32_t>(op->extents.size()));
     for (const Expr &extent : op->extents)
       add(extent);
@@ -139,6 +140,7 @@ private:
   void visit(const Realize *op) override {
     addName(op->name);
     addType(op->type);
+    addRaw(op->memory);
     addRaw(static_cast<uint32_t>(op->bounds.size()));
     for (const Range &r : op->bounds) {
       add(r.min);

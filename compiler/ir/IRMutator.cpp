@@ -175,7 +175,7 @@ Stmt IRMutator::visit(const Allocate *op) {
   }
   Stmt body = mutate(op->body);
   changed = changed || !body.same_as(op->body);
-  return changed ? Allocate::make(op->name, op->type, std::move(extents), body) : Stmt(op);
+  return changed ? Allocate::make(op->name, op->type, std::move(extents), body, op->memory) : Stmt(op);
 }
 
 Stmt IRMutator::visit(const Realize *op) {
@@ -187,7 +187,7 @@ Stmt IRMutator::visit(const Realize *op) {
   }
   Stmt body = mutate(op->body);
   changed = changed || !body.same_as(op->body);
-  return changed ? Realize::make(op->name, op->type, std::move(bounds), body) : Stmt(op);
+  return changed ? Realize::make(op->name, op->type, std::move(bounds), body, op->memory) : Stmt(op);
 }
 
 Stmt IRMutator::visit(const Block *op) {

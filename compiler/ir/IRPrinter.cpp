@@ -174,7 +174,8 @@ private:
   }
   void visit(const Allocate *op) override {
     indent();
-    Out << "allocate " << op->name << "[" << ptxjit::to_string(op->type);
+    static const char *memory[] = {"", " in heap", " in shared", " in registers"};
+    Out << "allocate " << op->name << memory[static_cast<int>(op->memory)] << "[" << ptxjit::to_string(op->type);
     for (const Expr &extent : op->extents) {
       Out << " * ";
       print(extent);

@@ -626,6 +626,11 @@ Func &Func::compute_inline() {
   Contents->compute_level_set = true;
   return *this;
 }
+Func &Func::store_in(MemoryType memory) {
+  Contents->memory_type = memory;
+  return *this;
+}
+
 Func &Func::store_root() {
   Contents->store_level = {LoopLevel::Root, "", ""};
   Contents->store_level_set = true;

@@ -74,6 +74,7 @@ struct FunctionContents {
   LoopLevel compute_level, store_level;
   bool compute_level_set = false, store_level_set = false;
   std::vector<FunctionBound> bounds;
+  MemoryType memory_type = MemoryType::Auto;
 
   bool defined() const { return init.value.defined(); }
   /// Stage 0 is the pure definition; stage i > 0 is update i - 1.

@@ -126,7 +126,7 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body) {
     lets.emplace_back(extent, simplify(touched[i].max - var(min) + 1));
     bounds.push_back({var(min), var(extent)});
   }
-  Stmt result = Realize::make(f.name, f.type, bounds, body);
+  Stmt result = Realize::make(f.name, f.type, bounds, body, f.memory_type);
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)
     result = LetStmt::make(it->first, it->second, result);
   return result;

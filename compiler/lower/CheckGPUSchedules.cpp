@@ -41,11 +41,23 @@ private:
     ThreadDepth -= op->for_type == ForType::GPUThread;
   }
 
-  // Inside a kernel, a Func stored at a gpu_blocks loop lives in shared memory.
+  // Inside a kernel, a Func stored at a gpu_blocks loop lives in shared memory, one stored
+  // inside gpu_threads loops in each thread's registers.
   void visit(const Realize *op) override {
-    if (ThreadDepth > 0)
-      throw CompileError("Func " + op->name + " is stored inside a gpu_threads loop; storage in registers is not "
-                         "supported yet: compute it at a gpu_blocks loop (shared memory) or at root");
+    MemoryType m = op->memory;
+    auto reject = [&](const std::string &why) {
+      throw CompileError("Func " + op->name + " is stored in " + why);
+    };
+    if (ThreadDepth > 0 && m != MemoryType::Auto && m != MemoryType::Register)
+      reject(std::string(m == MemoryType::GPUShared ? "shared memory" : "the heap") +
+             " but computed inside a gpu_threads loop, where only registers can hold it");
+    if (ThreadDepth == 0 && BlockDepth > 0 && m != MemoryType::Auto && m != MemoryType::GPUShared)
+      reject(std::string(m == MemoryType::Register ? "registers" : "the heap") +
+             " but computed at a gpu_blocks loop, where only shared memory can hold it; for registers compute it "
+             "inside a gpu_threads loop");
+    if (BlockDepth == 0 && (m == MemoryType::GPUShared || m == MemoryType::Register))
+      reject(std::string(m == MemoryType::Register ? "registers" : "shared memory") +
+             " but computed outside any GPU kernel; compute it at a gpu_blocks or gpu_threads loop");
     IRVisitor::visit(op);
   }
 

@@ -31,7 +31,7 @@ class FlattenStorage : public IRMutator {
     std::vector<Expr> extents;
     for (const Range &r : op->bounds)
       extents.push_back(r.extent);
-    Stmt result = Allocate::make(op->name, op->type, extents, body);
+    Stmt result = Allocate::make(op->name, op->type, extents, body, op->memory);
     // Index arithmetic names the storage's mins and strides; strides multiply the extents inside.
     for (size_t i = op->bounds.size(); i-- > 1;) {
       Expr stride = i == 1 ? op->bounds[0].extent

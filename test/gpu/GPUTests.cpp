@@ -176,6 +176,16 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
       check_against(out, [&](const std::vector<int> &c) { return Blur::reference(input, c[0], c[1]); });
     }
   }
+  SECTION("blur with its producer in each thread's registers") {
+    Blur b;
+    b.bx.compute_at(b.by, b.xi);
+    Pipeline p = onGPU(b.by);
+    Buffer<float> input = b.input(517, 63, seed);
+    Buffer<float> out(517, 63);
+    out.fill(NAN);
+    p.realize(out);
+    check_against(out, [&](const std::vector<int> &c) { return Blur::reference(input, c[0], c[1]); });
+  }
   SECTION("blur with a compute_root producer and math") {
     Blur b;
     Func g("shade");

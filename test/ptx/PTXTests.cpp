@@ -106,6 +106,19 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   CHECK(assemble(ptx, "sm_80").empty());
 }
 
+TEST_CASE("PTX for a producer in storage of each thread's own", "[ptx]") {
+  Pipelines p;
+  Func bx("blur_x"), by("blur_y");
+  bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
+  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
+  by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+  bx.compute_at(by, p.xi); // a column of three values per thread
+  std::string ptx = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, !Catch::Contains(".shared"));
+  CHECK_THAT(ptx, !Catch::Contains("bar.sync"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
+
 TEST_CASE("PTX for a histogram with atomic updates", "[ptx]") {
   ImageParam in(UInt(8), 2, "in");
   RDom r(0, in.width(), 0, in.height(), "r");
@@ -159,13 +172,21 @@ TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", 
     CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
                       Catch::Contains("Func g is stored inside gpu_blocks loops but outside any gpu_threads loop"));
   }
-  SECTION("a producer stored in a thread loop (registers)") {
+  SECTION("store_in that does not fit where the Func is computed") {
     Func g("g"), f("f");
     g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
     f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
     f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
-    g.compute_at(f, p.xi);
-    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is stored inside a gpu_threads loop"));
+    g.compute_at(f, p.xi).store_in(MemoryType::GPUShared);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
+                      Catch::Contains("Func g is stored in shared memory but computed inside a gpu_threads loop"));
+    g.compute_at(f, p.x).gpu_threads(p.x, p.y).store_in(MemoryType::Register);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is stored in registers but computed at a gpu_blocks loop"));
+    Func h("h"), k("k");
+    h(p.x, p.y) = p.in(p.x, p.y);
+    k(p.x, p.y) = h(p.x, p.y);
+    h.compute_root().store_in(MemoryType::Register);
+    CHECK_THROWS_WITH(Pipeline(k).compile_jit(Target("host")), Catch::Contains("computed outside any GPU kernel"));
   }
   SECTION("shared memory over the 48 KiB a kernel gets") {
     Func g("g"), f("f");

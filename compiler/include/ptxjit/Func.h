@@ -5,6 +5,7 @@
 
 #include "ptxjit/Error.h"
 #include "ptxjit/Expr.h"
+#include "ptxjit/MemoryType.h"
 #include "ptxjit/RDom.h"
 #include "ptxjit/Var.h"
 
@@ -172,6 +173,8 @@ public:
   Func &compute_root();
   Func &compute_at(const Func &consumer, const VarOrRVar &var);
   Func &compute_inline();
+  /// Where the Func's storage lives; see MemoryType.
+  Func &store_in(MemoryType memory);
   Func &store_root();
   Func &store_at(const Func &consumer, const VarOrRVar &var);
 
