@@ -75,6 +75,9 @@ void Pipeline::compile_jit(const Target &requested) {
   if (!compiled->Code) {
     compiled->Code = jit::compile_host(compiled->Lowered, target);
     std::lock_guard<std::mutex> lock(CacheMutex);
+    // Entries of pipelines no longer alive go when a new one comes, so the cache stays small.
+    for (auto it = Cache.begin(); it != Cache.end();)
+      it = it->second.expired() ? Cache.erase(it) : std::next(it);
     Cache[key] = compiled->Code;
   }
   std::lock_guard<std::mutex> lock(Contents->Mutex);
