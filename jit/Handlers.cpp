@@ -2,6 +2,7 @@
 
 #include "cuda/DefaultHandlers.h"
 #include "cuda/DeviceCode.h"
+#include "cuda/TransientPools.h"
 
 #include <atomic>
 #include <cstdio>
@@ -32,6 +33,25 @@ JITHandlers JIT::set_default_handlers(const JITHandlers &handlers) {
 }
 
 void JIT::forget_context(CUcontext context) { runtime::cuda::DeviceCode::forget_everywhere(context); }
+
+DeviceMemoryStatistics JIT::device_memory_statistics(int device) {
+  runtime::cuda::PoolStatistics p = runtime::cuda::transient_pool_statistics(device);
+  DeviceMemoryStatistics s;
+  s.reserved_bytes = p.reserved_bytes;
+  s.used_bytes = p.used_bytes;
+  s.high_water_bytes = p.high_water_bytes;
+  s.allocations = p.allocations;
+  s.frees = p.frees;
+  s.failed_allocations = p.failed_allocations;
+  s.pooled = p.pooled;
+  return s;
+}
+
+void JIT::trim_device_memory(int device, size_t keep_bytes) { runtime::cuda::trim_transient_pool(device, keep_bytes); }
+
+void JIT::set_device_memory_release_threshold(int device, uint64_t bytes) {
+  runtime::cuda::set_transient_pool_release_threshold(device, bytes);
+}
 
 namespace jit {
 

@@ -59,8 +59,10 @@ void *ptxjit_cuda_malloc(void *context, uint64_t bytes, const char *what) {
     CUdeviceptr pointer = 0;
     int r = call->device_malloc(call->user_context, scoped.context(), scoped.stream(), bytes, &pointer);
     if (r != 0 || !pointer) {
+      CUdevice device = -1;
+      driver().cuCtxGetDevice(&device);
       report_error(context, "out of device memory allocating " + std::to_string(bytes) + " bytes for " + what +
-                                ": device_malloc returned " +
+                                " on device " + std::to_string(device) + ": device_malloc returned " +
                                 (r > 0 ? describe(static_cast<CUresult>(r)) : std::to_string(r)));
       return nullptr;
     }

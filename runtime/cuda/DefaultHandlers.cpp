@@ -1,6 +1,7 @@
 #include "DefaultHandlers.h"
 
 #include "CudaDriver.h"
+#include "TransientPools.h"
 
 #include <cstdlib>
 #include <map>
@@ -69,11 +70,9 @@ int default_get_stream(CUcontext, CUstream *out) {
 }
 
 int default_device_malloc(CUcontext, CUstream stream, size_t bytes, CUdeviceptr *out) {
-  return driver().cuMemAllocAsync(out, bytes ? bytes : 1, stream);
+  return transient_malloc(stream, bytes, out);
 }
 
-int default_device_free(CUcontext, CUstream stream, CUdeviceptr pointer) {
-  return driver().cuMemFreeAsync(pointer, stream);
-}
+int default_device_free(CUcontext, CUstream stream, CUdeviceptr pointer) { return transient_free(stream, pointer); }
 
 } // namespace ptxjit::runtime::cuda

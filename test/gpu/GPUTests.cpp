@@ -249,6 +249,97 @@ TEST_CASE("A histogram with atomic updates on the GPU", "[gpu]") {
   check_against(out, [&](const std::vector<int> &c) { return expected[c[0]]; });
 }
 
+TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM and reuses memory", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func a("stage_a"), b("stage_b"), out("stage_out");
+  a(x, y) = in(x, y) * 2.0f;
+  b(x, y) = a(x, y) + a(x + 1, y);
+  out(x, y) = b(x, y) - 1.0f;
+  for (Func *f : {&a, &b})
+    f->compute_root().gpu_tile(x, y, xi, yi, 32, 8);
+  out.gpu_tile(x, y, xi, yi, 32, 8);
+  Buffer<float> input(301, 100);
+  fill_random(input, seed);
+  in.set(input);
+  Pipeline p = onGPU(out);
+  auto synchronize = [] {
+    CUdevice d;
+    CUcontext primary;
+    CU_CHECK(cuDeviceGet(&d, 0));
+    CU_CHECK(cuDevicePrimaryCtxRetain(&primary, d));
+    CU_CHECK(cuCtxPushCurrent(primary));
+    CU_CHECK(cuCtxSynchronize());
+    CUcontext popped;
+    CU_CHECK(cuCtxPopCurrent(&popped));
+    CU_CHECK(cuDevicePrimaryCtxRelease(d));
+  };
+  Buffer<float> result(300, 100);
+  DeviceMemoryStatistics before = JIT::device_memory_statistics(0);
+  p.realize(result);
+  synchronize();
+  DeviceMemoryStatistics first = JIT::device_memory_statistics(0);
+  REQUIRE(first.pooled);
+  uint64_t perRealize = first.allocations - before.allocations;
+  CHECK(perRealize == 4); // two intermediates, the staged input and output
+  for (int i = 0; i < 20; ++i)
+    p.realize(result);
+  synchronize();
+  DeviceMemoryStatistics steady = JIT::device_memory_statistics(0);
+  CHECK(steady.allocations - first.allocations == 20 * perRealize);
+  CHECK(steady.frees == steady.allocations);
+  CHECK(steady.used_bytes == 0);
+  CHECK(steady.reserved_bytes == first.reserved_bytes); // reused, nothing new reserved
+  check_against(result, [&](const std::vector<int> &c) {
+    return input(c[0], c[1]) * 2.0f + input(c[0] + 1, c[1]) * 2.0f - 1.0f;
+  });
+
+  // A user's device buffer is not the pool's: trimming the pool leaves it intact.
+  CUdevice d;
+  CUcontext primary;
+  CU_CHECK(cuDeviceGet(&d, 0));
+  CU_CHECK(cuDevicePrimaryCtxRetain(&primary, d));
+  CU_CHECK(cuCtxPushCurrent(primary));
+  CUdeviceptr userInput = 0;
+  CU_CHECK(cuMemAlloc(&userInput, input.number_of_elements() * sizeof(float)));
+  CU_CHECK(cuMemcpyHtoD(userInput, input.data(), input.number_of_elements() * sizeof(float)));
+  JIT::trim_device_memory(0, 0);
+  CHECK(JIT::device_memory_statistics(0).reserved_bytes == 0);
+  Buffer<float> resident = input;
+  resident.set_device(userInput);
+  in.set(resident);
+  result.fill(NAN);
+  p.realize(result);
+  check_against(result, [&](const std::vector<int> &c) {
+    return input(c[0], c[1]) * 2.0f + input(c[0] + 1, c[1]) * 2.0f - 1.0f;
+  });
+  in.set(input);
+  CU_CHECK(cuMemFree(userInput));
+  CUcontext popped;
+  CU_CHECK(cuCtxPopCurrent(&popped));
+  CU_CHECK(cuDevicePrimaryCtxRelease(d));
+
+  // Out of memory: a clear error naming the size and the device; nothing left allocated.
+  Func huge("huge"), small("small");
+  huge(x, y) = in(0, 0) + cast<float>(x + y);
+  small(x, y) = huge(x, y);
+  huge.compute_root().bound(x, 0, 1 << 20).bound(y, 0, 1 << 20).gpu_tile(x, y, xi, yi, 32, 8);
+  small.gpu_tile(x, y, xi, yi, 32, 8);
+  synchronize();
+  DeviceMemoryStatistics beforeOOM = JIT::device_memory_statistics(0);
+  Buffer<float> tiny(8, 8);
+  CHECK_THROWS_WITH(onGPU(small).realize(tiny), Catch::Contains("out of device memory allocating 4398046511104 bytes for huge on device 0") &&
+                                                    Catch::Contains("CUDA_ERROR_OUT_OF_MEMORY"));
+  synchronize();
+  DeviceMemoryStatistics afterOOM = JIT::device_memory_statistics(0);
+  CHECK(afterOOM.failed_allocations == beforeOOM.failed_allocations + 1);
+  CHECK(afterOOM.frees - beforeOOM.frees == afterOOM.allocations - beforeOOM.allocations);
+  CHECK(afterOOM.used_bytes == 0);
+}
+
 TEST_CASE("A launch beyond the device's limits names the kernel and the limit", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   ImageParam in(Float(32), 1, "in");

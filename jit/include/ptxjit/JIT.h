@@ -12,6 +12,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace ptxjit {
@@ -31,7 +32,8 @@ struct JITHandlers {
   int (*release_context)(JITUserContext *context) = nullptr;
   /// Built-in: the context's legacy default stream (null).
   int (*get_stream)(JITUserContext *context, CUcontext cuda, CUstream *out) = nullptr;
-  /// Built-in: stream-ordered allocation from the device's default memory pool.
+  /// Built-in: stream-ordered allocation from ptxjit's pool for the device (no cuMemAlloc in
+  /// steady state); out of memory trims the pool and retries once.
   int (*device_malloc)(JITUserContext *context, CUcontext cuda, CUstream stream, size_t bytes,
                        CUdeviceptr *out) = nullptr;
   int (*device_free)(JITUserContext *context, CUcontext cuda, CUstream stream, CUdeviceptr pointer) = nullptr;
@@ -44,12 +46,26 @@ struct JITUserContext {
   int device = -1;
 };
 
+/// The built-in device_malloc's pool for one device.
+struct DeviceMemoryStatistics {
+  uint64_t reserved_bytes = 0;   ///< held by the pool, in use or kept for reuse
+  uint64_t used_bytes = 0;       ///< allocated and not yet freed
+  uint64_t high_water_bytes = 0; ///< the most ever used at once
+  uint64_t allocations = 0, frees = 0, failed_allocations = 0;
+  bool pooled = false; ///< false until first used, or where the device has no pool support
+};
+
 namespace JIT {
 /// Sets the process-wide default handlers, used from the next realize on. Returns the previous.
 JITHandlers set_default_handlers(const JITHandlers &handlers);
 /// Unloads every pipeline's kernels from `context`; call it before destroying a context you
 /// created. Later realizes on a context with that handle load them again.
 void forget_context(CUcontext context);
+DeviceMemoryStatistics device_memory_statistics(int device);
+/// Gives memory the pool keeps for reuse back to the device, down to `keep_bytes`.
+void trim_device_memory(int device, size_t keep_bytes = 0);
+/// Memory kept for reuse above `bytes` is released when streams synchronize (default: keep all).
+void set_device_memory_release_threshold(int device, uint64_t bytes);
 } // namespace JIT
 
 /// Whether this process can run `target`'s device code: a CUDA driver, at least one device, and

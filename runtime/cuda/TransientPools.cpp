@@ -1,0 +1,120 @@
+#include "TransientPools.h"
+
+#include "CudaDriver.h"
+#include "ptxjit/RuntimeError.h"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+namespace ptxjit::runtime::cuda {
+
+namespace {
+
+struct DevicePool {
+  CUmemoryPool Pool = nullptr; // null where the device has no pool support
+  std::atomic<uint64_t> Allocations{0}, Frees{0}, Failed{0};
+};
+
+constexpr int MaxDevices = 64;
+std::mutex CreateMutex; // guards creating pools; lookups read Pools without it
+std::array<std::atomic<DevicePool *>, MaxDevices> Pools{};
+
+DevicePool *poolFor(int device) {
+  if (device < 0 || device >= MaxDevices)
+    throw RuntimeError("CUDA device " + std::to_string(device) + " is beyond the " + std::to_string(MaxDevices) +
+                       " devices ptxjit keeps pools for");
+  if (DevicePool *p = Pools[device].load(std::memory_order_acquire))
+    return p;
+  std::lock_guard<std::mutex> lock(CreateMutex);
+  if (DevicePool *p = Pools[device].load(std::memory_order_acquire))
+    return p;
+  const DriverApi &api = driver();
+  auto *p = new DevicePool; // lives as long as the process, like the pool it names
+  CUdevice handle;
+  int supported = 0;
+  if (api.cuDeviceGet(&handle, device) == CUDA_SUCCESS &&
+      api.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, handle) == CUDA_SUCCESS &&
+      supported) {
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = device;
+    PTXJIT_CUDA_CALL(cuMemPoolCreate(&p->Pool, &props), "the transient pool of device " + std::to_string(device));
+    cuuint64_t keep = UINT64_MAX;
+    PTXJIT_CUDA_CALL(cuMemPoolSetAttribute(p->Pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
+                     "the transient pool of device " + std::to_string(device));
+  }
+  Pools[device].store(p, std::memory_order_release);
+  return p;
+}
+
+int currentDevice(CUdevice *device) { return driver().cuCtxGetDevice(device); }
+
+} // namespace
+
+int transient_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) {
+  CUdevice device;
+  if (int r = currentDevice(&device); r != CUDA_SUCCESS)
+    return r;
+  DevicePool *p = poolFor(device);
+  const DriverApi &api = driver();
+  bytes = bytes ? bytes : 1;
+  CUresult r = p->Pool ? api.cuMemAllocFromPoolAsync(out, bytes, p->Pool, stream) : api.cuMemAlloc(out, bytes);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && p->Pool) {
+    // Memory kept for reuse may be what is missing: give it back and try once more.
+    api.cuStreamSynchronize(stream);
+    api.cuMemPoolTrimTo(p->Pool, 0);
+    r = api.cuMemAllocFromPoolAsync(out, bytes, p->Pool, stream);
+  }
+  (r == CUDA_SUCCESS ? p->Allocations : p->Failed).fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+int transient_free(CUstream stream, CUdeviceptr pointer) {
+  CUdevice device;
+  if (int r = currentDevice(&device); r != CUDA_SUCCESS)
+    return r;
+  DevicePool *p = poolFor(device);
+  CUresult r = p->Pool ? driver().cuMemFreeAsync(pointer, stream) : driver().cuMemFree(pointer);
+  if (r == CUDA_SUCCESS)
+    p->Frees.fetch_add(1, std::memory_order_relaxed);
+  return r;
+}
+
+PoolStatistics transient_pool_statistics(int device) {
+  PoolStatistics s;
+  DevicePool *p = device >= 0 && device < MaxDevices ? Pools[device].load(std::memory_order_acquire) : nullptr;
+  if (!p)
+    return s;
+  s.allocations = p->Allocations.load();
+  s.frees = p->Frees.load();
+  s.failed_allocations = p->Failed.load();
+  if (p->Pool) {
+    s.pooled = true;
+    const DriverApi &api = driver();
+    cuuint64_t v = 0;
+    if (api.cuMemPoolGetAttribute(p->Pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v) == CUDA_SUCCESS)
+      s.reserved_bytes = v;
+    if (api.cuMemPoolGetAttribute(p->Pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v) == CUDA_SUCCESS)
+      s.used_bytes = v;
+    if (api.cuMemPoolGetAttribute(p->Pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v) == CUDA_SUCCESS)
+      s.high_water_bytes = v;
+  }
+  return s;
+}
+
+void trim_transient_pool(int device, size_t keep) {
+  if (DevicePool *p = poolFor(device); p->Pool)
+    PTXJIT_CUDA_CALL(cuMemPoolTrimTo(p->Pool, keep), "the transient pool of device " + std::to_string(device));
+}
+
+void set_transient_pool_release_threshold(int device, uint64_t bytes) {
+  if (DevicePool *p = poolFor(device); p->Pool) {
+    cuuint64_t value = bytes;
+    PTXJIT_CUDA_CALL(cuMemPoolSetAttribute(p->Pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value),
+                     "the transient pool of device " + std::to_string(device));
+  }
+}
+
+} // namespace ptxjit::runtime::cuda

@@ -1,0 +1,37 @@
+#ifndef PTXJIT_RUNTIME_CUDA_TRANSIENTPOOLS_H
+#define PTXJIT_RUNTIME_CUDA_TRANSIENTPOOLS_H
+
+// The built-in device memory: one stream-ordered pool per device, of ptxjit's own (not the
+// device's default pool, which other libraries share), so that a pipeline's intermediates are
+// allocated and freed on the call's stream without cuMemAlloc or a device synchronization.
+// Memory freed stays reserved for reuse (release threshold: keep) until trimmed. Out of memory
+// trims the pool and retries once. Devices without pool support use cuMemAlloc/cuMemFree.
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ptxjit::runtime::cuda {
+
+struct PoolStatistics {
+  uint64_t reserved_bytes = 0;   ///< held by the pool, in use or kept for reuse
+  uint64_t used_bytes = 0;       ///< allocated and not yet freed (frees complete in stream order)
+  uint64_t high_water_bytes = 0; ///< the most ever used at once
+  uint64_t allocations = 0, frees = 0, failed_allocations = 0;
+  bool pooled = false; ///< false until first use, or where the device has no pool support
+};
+
+/// Allocation and free for the context current on this thread. Return 0 or a CUresult.
+int transient_malloc(CUstream stream, size_t bytes, CUdeviceptr *out);
+int transient_free(CUstream stream, CUdeviceptr pointer);
+
+PoolStatistics transient_pool_statistics(int device);
+/// Releases reserved memory beyond `keep` bytes back to the device.
+void trim_transient_pool(int device, size_t keep);
+/// Reserved memory above `bytes` is released at the next synchronization (default: keep all).
+void set_transient_pool_release_threshold(int device, uint64_t bytes);
+
+} // namespace ptxjit::runtime::cuda
+
+#endif
