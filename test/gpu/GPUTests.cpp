@@ -305,7 +305,8 @@ TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM
   CU_CHECK(cuCtxPushCurrent(primary));
   CUdeviceptr userInput = 0;
   CU_CHECK(cuMemAlloc(&userInput, input.number_of_elements() * sizeof(float)));
-  CU_CHECK(cuMemcpyHtoD(userInput, input.data(), input.number_of_elements() * sizeof(float)));
+  CU_CHECK(cuMemcpyHtoDAsync(userInput, input.data(), input.number_of_elements() * sizeof(float), nullptr));
+  CU_CHECK(cuCtxSynchronize());
   JIT::trim_device_memory(0, 0);
   CHECK(JIT::device_memory_statistics(0).reserved_bytes == 0);
   Buffer<float> resident = input;
