@@ -28,18 +28,20 @@ Loaded load() {
     l.Error = "CUDA driver too old: libcuda.so.1 has no cuGetProcAddress_v2 (CUDA 12 or newer is needed)";
     return l;
   }
-  auto resolve = [&](const char *name, void **slot) {
+  auto resolve = [&](const char *name, void **slot, int version) {
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
-    CUresult r = getProcAddress(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    CUresult r = getProcAddress(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || !*slot) {
       if (l.Error.empty())
         l.Error = std::string("CUDA driver too old: it has no ") + name + " for CUDA " +
                   std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10);
     }
   };
-#define PTXJIT_CUDA_FUNCTION(name) resolve(#name, reinterpret_cast<void **>(&l.Api.name));
+#define PTXJIT_CUDA_FUNCTION(name) resolve(#name, reinterpret_cast<void **>(&l.Api.name), CUDA_VERSION);
+#define PTXJIT_CUDA_FUNCTION_AT(name, version) resolve(#name, reinterpret_cast<void **>(&l.Api.name), version);
 #include "CudaFunctions.def"
 #undef PTXJIT_CUDA_FUNCTION
+#undef PTXJIT_CUDA_FUNCTION_AT
   if (!l.Error.empty())
     return l;
   CUresult r = l.Api.cuInit(0);
