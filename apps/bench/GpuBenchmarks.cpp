@@ -1,6 +1,7 @@
 #include "GpuBenchmarks.h"
 
 #include "cuda/CudaDriver.h"
+#include "cuda/TransientPools.h"
 #include "ptxjit.h"
 
 #include <algorithm>
@@ -17,6 +18,10 @@ namespace cu = ptxjit::runtime::cuda;
 namespace bench {
 
 namespace {
+
+// The built-in transient pool, called as the built-in device_malloc calls it.
+int runtime_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) { return cu::transient_malloc(stream, bytes, out); }
+int runtime_free(CUstream stream, CUdeviceptr p) { return cu::transient_free(stream, p); }
 
 #define CHECK_CU(call)                                                                             \
   do {                                                                                             \
@@ -242,6 +247,85 @@ std::string gpu_benchmarks(bool quick) {
     cu::driver().cuModuleUnload(module);
     fields.push_back("\"one_kernel_realize_us\": {\"ptxjit\": " + num(ours) + ", \"raw_cuLaunchKernel\": " + num(raw) +
                      ", \"overhead_us\": " + num(ours - raw) + "}");
+  }
+
+  // Allocation + free through the transient pool against cuMemAlloc/cuMemFree, host time.
+  {
+    std::string rows;
+    for (size_t bytes : {size_t(4) << 10, size_t(256) << 10, size_t(4) << 20, size_t(64) << 20}) {
+      const int n = quick ? 200 : 1000;
+      auto percentiles = [&](const std::function<void()> &f) {
+        std::vector<double> us;
+        for (int i = 0; i < n; ++i) {
+          auto start = std::chrono::steady_clock::now();
+          f();
+          us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+        }
+        std::sort(us.begin(), us.end());
+        return std::make_pair(us[us.size() / 2], us[us.size() * 99 / 100]);
+      };
+      auto pooled = percentiles([&] {
+        CUdeviceptr p = 0;
+        if (runtime_malloc(uc.Stream, bytes, &p) != 0 || runtime_free(uc.Stream, p) != 0)
+          throw RuntimeError("pool allocation failed");
+      });
+      auto sync = percentiles([&] {
+        CUdeviceptr p = 0;
+        CHECK_CU(cuMemAlloc(&p, bytes));
+        CHECK_CU(cuMemFree(p));
+      });
+      CHECK_CU(cuStreamSynchronize(uc.Stream));
+      rows += std::string(rows.empty() ? "" : ", ") + "{\"bytes\": " + std::to_string(bytes) + ", \"pool_p50_us\": " +
+              num(pooled.first) + ", \"pool_p99_us\": " + num(pooled.second) + ", \"cuMemAlloc_p50_us\": " +
+              num(sync.first) + ", \"cuMemAlloc_p99_us\": " + num(sync.second) + "}";
+    }
+    fields.push_back("\"alloc_free\": [" + rows + "]");
+  }
+
+  // A 4-stage pipeline whose 3 intermediates come from the pool, or from a device_malloc handler
+  // that uses cuMemAlloc/cuMemFree, in the same run.
+  {
+    const int w = 2048, h = 2048;
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func s1("s1"), s2("s2"), s3("s3"), s4("s4");
+    s1(x, y) = in(x, y) * 2.0f;
+    s2(x, y) = s1(x, y) + 1.0f;
+    s3(x, y) = s2(x, y) * s2(x, y);
+    s4(x, y) = s3(x, y) - in(x, y);
+    for (Func *f : {&s1, &s2, &s3})
+      f->compute_root().gpu_tile(x, y, xi, yi, 32, 8);
+    s4.gpu_tile(x, y, xi, yi, 32, 8);
+    Pipeline p(s4);
+    p.compile_jit(Target("host-cuda"));
+    DeviceBuffer inDevice(size_t(w) * h * 4), outDevice(size_t(w) * h * 4);
+    Buffer<float> input = randomImage({w, h}, inDevice, uc.Stream, 11);
+    in.set(input);
+    Buffer<float> out(w, h);
+    out.set_device(outDevice.Pointer);
+    BenchContext synchronous;
+    synchronous.Context = uc.Context;
+    synchronous.Stream = uc.Stream;
+    synchronous.handlers.device_malloc = [](JITUserContext *, CUcontext, CUstream, size_t bytes, CUdeviceptr *out) {
+      return int(cu::driver().cuMemAlloc(out, bytes));
+    };
+    synchronous.handlers.device_free = [](JITUserContext *, CUcontext, CUstream, CUdeviceptr pointer) {
+      return int(cu::driver().cuMemFree(pointer));
+    };
+    auto hostMs = [&](JITUserContext *context) {
+      std::vector<double> ms;
+      for (int i = 0; i < 3 + reps; ++i) {
+        auto start = std::chrono::steady_clock::now();
+        p.realize(context, out);
+        CHECK_CU(cuStreamSynchronize(uc.Stream));
+        if (i >= 3)
+          ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      }
+      return median(ms);
+    };
+    double pooled = hostMs(&uc), synchronousMs = hostMs(&synchronous);
+    fields.push_back("\"four_stage_2048\": {\"pooled_ms\": " + num(pooled) + ", \"cuMemAlloc_ms\": " +
+                     num(synchronousMs) + ", \"speedup\": " + num(synchronousMs / pooled) + "}");
   }
 
   api.cuStreamDestroy(uc.Stream);
