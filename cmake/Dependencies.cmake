@@ -27,6 +27,11 @@ if(NOT PTXJIT_PTXAS)
   message(STATUS "ptxas not found: [ptx] tests will skip their ptxas check")
 endif()
 
+find_path(PTXJIT_DLPACK_INCLUDE dlpack/dlpack.h)
+if(NOT PTXJIT_DLPACK_INCLUDE)
+  message(FATAL_ERROR "DLPack not found. Install it with: apt-get install libdlpack-dev")
+endif()
+
 if(PTXJIT_BUILD_TESTS)
   find_package(Catch2 2 QUIET)
   if(NOT Catch2_FOUND)

@@ -146,6 +146,11 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
     }
     needsStaging = needsStaging || (a.kind != lower::LoweredArgument::Scalar && buffers[i].device == 0);
   }
+  if (!compiled->Code->device_code())
+    for (size_t i = 0; i < arguments.size(); ++i)
+      if (arguments[i].kind != lower::LoweredArgument::Scalar && !buffers[i].host)
+        throw RuntimeError("buffer " + arguments[i].name + " has no host memory (it is a device-only view), but "
+                           "pipeline " + f.name + " runs on the host");
   jit::RealizeCall call(context, Contents->Handlers);
   auto failure = [&](const std::string &fallback) {
     std::string first = call.first_error();

@@ -2,7 +2,7 @@
 # Sourced by demo.sh and test.sh: installs what the build needs, or says exactly what is missing.
 # Debian 12 with the CUDA toolkit under /usr/local/cuda (or CUDAToolkit_ROOT) is assumed.
 
-PTXJIT_PACKAGES=(cmake ninja-build g++ llvm-19-dev catch2 zlib1g-dev libzstd-dev xz-utils)
+PTXJIT_PACKAGES=(cmake ninja-build g++ llvm-19-dev catch2 libdlpack-dev zlib1g-dev libzstd-dev xz-utils)
 
 ptxjit_setup() {
   local missing=()

@@ -45,7 +45,21 @@ public:
     Host = Storage.get();
   }
 
-  bool defined() const { return Host != nullptr || !Dims.empty(); }
+  /// A view of memory someone else owns: `host` may be null for device-only data (set `device`).
+  /// `owner` is kept alive as long as any Buffer shares this view.
+  static RawBuffer view(ptxjit_type_t type, std::vector<ptxjit_dimension_t> dims, uint8_t *host, uint64_t device,
+                        std::shared_ptr<void> owner) {
+    RawBuffer b;
+    b.ElementType = type;
+    b.Dims = std::move(dims);
+    b.Host = host;
+    b.Device = device;
+    b.Storage = std::shared_ptr<uint8_t>(std::move(owner), host);
+    b.Viewed = true;
+    return b;
+  }
+
+  bool defined() const { return Host != nullptr || Device != 0 || Viewed || !Dims.empty(); }
   int dimensions() const { return static_cast<int>(Dims.size()); }
   const ptxjit_dimension_t &dim(int i) const { return Dims.at(i); }
   int min(int i) const { return dim(i).min; }
@@ -127,6 +141,7 @@ protected:
   std::shared_ptr<uint8_t> Storage;
   uint8_t *Host = nullptr;
   uint64_t Device = 0;
+  bool Viewed = false; // made by view(): a zero-dimensional view is defined too
   ptxjit_buffer_t Raw{};
 };
 

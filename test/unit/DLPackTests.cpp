@@ -1,0 +1,75 @@
+// DLPack views in both directions, without copies.
+
+#include "TestUtil.h"
+#include "ptxjit.h"
+#include "ptxjit/DLPack.h"
+
+using namespace ptxjit;
+using namespace ptxjit::test;
+
+TEST_CASE("DLPack round trip shares the data and frees it once", "[unit][buffer]") {
+  Buffer<float> b(5, 3);
+  fill_random(b, fresh_seed());
+  DLManagedTensor *t = buffer_to_dlpack(b);
+  REQUIRE(t->dl_tensor.ndim == 2);
+  CHECK(t->dl_tensor.shape[0] == 3); // outermost first
+  CHECK(t->dl_tensor.shape[1] == 5);
+  CHECK(t->dl_tensor.strides[0] == 5);
+  CHECK(t->dl_tensor.strides[1] == 1);
+  CHECK(t->dl_tensor.device.device_type == kDLCPU);
+  CHECK(t->dl_tensor.dtype.code == kDLFloat);
+  CHECK(t->dl_tensor.data == b.data());
+
+  Buffer<float> back(buffer_from_dlpack(t)); // takes ownership of t
+  CHECK(back.data() == b.data());
+  CHECK(back.width() == 5);
+  CHECK(back.height() == 3);
+  CHECK(back(4, 2) == b(4, 2));
+}
+
+TEST_CASE("DLPack tensors a Buffer cannot view are refused with the reason", "[unit][buffer]") {
+  float data[12] = {};
+  int64_t shape[2] = {3, 4}, strides[2] = {1, 3};
+  DLTensor t{};
+  t.data = data;
+  t.device = {kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape;
+  t.strides = strides; // column-major: the innermost dimension is not dense
+  CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("stride 3 in its innermost dimension"));
+  t.strides = nullptr;
+  t.dtype = {kDLBfloat, 16, 1};
+  CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("type code 4"));
+  t.dtype = {kDLFloat, 32, 1};
+  t.device = {kDLVulkan, 0};
+  CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("only CPU and CUDA"));
+}
+
+TEST_CASE("A pipeline reads a DLPack tensor in place", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::vector<int32_t> data(6 * 4);
+  std::mt19937 rng(seed);
+  for (int32_t &v : data)
+    v = static_cast<int32_t>(rng() % 1000);
+  int64_t shape[2] = {4, 6};
+  DLTensor t{};
+  t.data = data.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = {kDLInt, 32, 1};
+  t.shape = shape;
+  ImageParam in(Int(32), 2, "in");
+  in.set(buffer_from_dlpack(t));
+  Var x("x"), y("y");
+  Func f("f");
+  f(x, y) = in(x, y) * 3;
+  Buffer<int> out = Pipeline(f).realize<int>({6, 4});
+  check_against(out, [&](const std::vector<int> &c) { return data[c[1] * 6 + c[0]] * 3; });
+
+  // A device-only view cannot feed a host pipeline.
+  t.device = {kDLCUDA, 0};
+  in.set(buffer_from_dlpack(t));
+  CHECK_THROWS_WITH(Pipeline(f).realize<int>({6, 4}), Catch::Contains("buffer in has no host memory"));
+}
