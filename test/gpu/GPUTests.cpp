@@ -4,6 +4,7 @@
 #include "TestUtil.h"
 #include "cuda/CudaDriver.h"
 #include "ptxjit.h"
+#include "ptxjit/DLPack.h"
 
 #include <atomic>
 #include <mutex>
@@ -339,6 +340,41 @@ TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM
   CHECK(afterOOM.failed_allocations == beforeOOM.failed_allocations + 1);
   CHECK(afterOOM.frees - beforeOOM.frees == afterOOM.allocations - beforeOOM.allocations);
   CHECK(afterOOM.used_bytes == 0);
+}
+
+TEST_CASE("A CUDA DLPack tensor is read in place", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  Blur b;
+  Buffer<float> input = b.input(120, 50, seed);
+  CUdevice d;
+  CUcontext primary;
+  CU_CHECK(cuDeviceGet(&d, 0));
+  CU_CHECK(cuDevicePrimaryCtxRetain(&primary, d));
+  CU_CHECK(cuCtxPushCurrent(primary));
+  CUdeviceptr device = 0;
+  size_t bytes = input.number_of_elements() * sizeof(float);
+  CU_CHECK(cuMemAlloc(&device, bytes));
+  CU_CHECK(cuMemcpyHtoDAsync(device, input.data(), bytes, nullptr));
+  CU_CHECK(cuCtxSynchronize());
+  int64_t shape[2] = {input.height(), input.width()};
+  DLTensor t{};
+  t.data = reinterpret_cast<void *>(device);
+  t.device = {kDLCUDA, 0};
+  t.ndim = 2;
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape;
+  RawBuffer view = buffer_from_dlpack(t);
+  view.set_min({-1, -1});
+  b.in.set(view);
+  Buffer<float> out(120, 50);
+  out.fill(NAN);
+  onGPU(b.by).realize(out);
+  check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+  CU_CHECK(cuMemFree(device));
+  CUcontext popped;
+  CU_CHECK(cuCtxPopCurrent(&popped));
+  CU_CHECK(cuDevicePrimaryCtxRelease(d));
 }
 
 TEST_CASE("A launch beyond the device's limits names the kernel and the limit", "[gpu]") {
