@@ -13,6 +13,7 @@
 
 #include <llvm/ADT/SmallVector.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -38,6 +39,11 @@ Target checkHostTarget(const Target &target) {
   if (target.arch() != host.arch() || target.bits() != host.bits() || target.os() != host.os())
     throw CompileError("cannot JIT-compile for " + target.to_string() + " on this " + host.to_string() + " host");
   return target;
+}
+
+// An input whose host data is newer than its device copy.
+bool inputHostDirty(const lower::LoweredArgument &a) {
+  return a.kind == lower::LoweredArgument::InputBuffer && a.param->buffer.device() && a.param->buffer.host_dirty();
 }
 
 } // namespace
@@ -156,10 +162,27 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
     std::string first = call.first_error();
     return RuntimeError("realize of " + f.name + " failed: " + (first.empty() ? fallback : first));
   };
+  if (compiled->Code->device_code() && std::any_of(arguments.begin(), arguments.end(), inputHostDirty)) {
+    // Inputs whose host data is newer than their device copy go up first, on the call's stream.
+    try {
+      runtime::cuda::ScopedContext scoped(&call.Runtime);
+      for (size_t i = 0; i < arguments.size(); ++i)
+        if (inputHostDirty(arguments[i])) {
+          if (size_t bytes = runtime::cuda::buffer_span_bytes(buffers[i]))
+            PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(buffers[i].device, buffers[i].host, bytes, scoped.stream()),
+                             "input " + arguments[i].name);
+          arguments[i].param->buffer.set_host_dirty(false);
+        }
+    } catch (const RuntimeError &e) {
+      throw failure(e.what());
+    }
+  }
   if (!compiled->Code->device_code() || !needsStaging) {
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());
     if (result != 0)
       throw failure("error code " + std::to_string(result));
+    if (compiled->Code->device_code())
+      output.set_device_dirty(true);
     return;
   }
   // Buffers without a device copy of the caller's get one for the length of the call.
@@ -175,6 +198,8 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
       throw failure("error code " + std::to_string(result));
     if (outputStaged)
       staging.download(&buffers[0], f.name);
+    else
+      output.set_device_dirty(true);
   } catch (const RuntimeError &e) {
     throw failure(e.what()); // the handler's first message is the most specific
   }

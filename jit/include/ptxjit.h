@@ -5,6 +5,8 @@
 
 #include "ptxjit/BoundaryConditions.h"
 #include "ptxjit/Buffer.h"
+#include "ptxjit/DeviceBuffers.h"
+#include "ptxjit/DLPack.h"
 #include "ptxjit/Error.h"
 #include "ptxjit/Expr.h"
 #include "ptxjit/Func.h"

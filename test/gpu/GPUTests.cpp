@@ -467,6 +467,39 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     b.in.set(input);
     CHECK_FALSE(anyPrimaryContextActive());
   }
+  SECTION("Buffers with device copies of their own, moved on the user's stream") {
+    CountingContext c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    Buffer<float> in = input; // shares host data with `input`
+    copy_to_device(in, &c);
+    CHECK(in.owns_device());
+    CHECK_FALSE(in.host_dirty());
+    b.in.set(in);
+    Buffer<float> out(200, 100);
+    out.fill(NAN);
+    copy_to_device(out, &c);
+    int mallocsBefore = c.Mallocs;
+    p.realize(&c, out);
+    CHECK(c.Mallocs == mallocsBefore); // nothing staged: both buffers live on the device
+    CHECK(out.device_dirty());
+    copy_to_host(out, &c);
+    CHECK_FALSE(out.device_dirty());
+    check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+
+    // New host data: marked dirty, uploaded by the next realize.
+    in.for_each_element([&](const std::vector<int> &q) { in.at(q) = 1.0f + float(q[0] % 7); });
+    in.set_host_dirty();
+    p.realize(&c, out);
+    CHECK_FALSE(in.host_dirty());
+    copy_to_host(out, &c);
+    check_against(out, [&](const std::vector<int> &q) { return Blur::reference(in, q[0], q[1]); });
+
+    device_free(out, &c);
+    CHECK(out.device() == 0);
+    CHECK(c.Acquires == c.Releases);
+    CHECK_FALSE(anyPrimaryContextActive());
+  }
   SECTION("forget_context unloads, and the next realize loads again") {
     CountingContext c;
     c.Context = own.Context;

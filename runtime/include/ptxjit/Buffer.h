@@ -53,7 +53,7 @@ public:
     b.ElementType = type;
     b.Dims = std::move(dims);
     b.Host = host;
-    b.Device = device;
+    b.set_device(device);
     b.Storage = std::shared_ptr<uint8_t>(std::move(owner), host);
     b.Viewed = true;
     return b;
@@ -105,8 +105,34 @@ public:
   /// A device copy of this buffer that the caller owns and keeps current (0: none). A realize on
   /// a CUDA target then reads or writes it directly, on the call's context and stream, without
   /// copying, and returns without waiting for the kernels. Copies of the Buffer share it.
-  void set_device(uint64_t address) { Device = address; }
+  void set_device(uint64_t address) {
+    Device = address;
+    State = address ? std::make_shared<DeviceState>() : nullptr;
+  }
   uint64_t device() const { return Device; }
+
+  /// Device memory this buffer owns (from copy_to_device, in ptxjit.h); `owner`'s deleter frees
+  /// it when the last Buffer sharing it goes.
+  void set_owned_device(uint64_t address, std::shared_ptr<void> owner) {
+    set_device(address);
+    State->Owner = std::move(owner);
+  }
+  bool owns_device() const { return State && State->Owner; }
+
+  /// Which copy is newer, shared by every Buffer viewing the same device memory: call
+  /// set_host_dirty() after writing the host data of a buffer with a device copy (realize then
+  /// uploads it first); realize marks the outputs it writes on the device device-dirty
+  /// (copy_to_host brings them back).
+  bool host_dirty() const { return State && State->HostDirty; }
+  bool device_dirty() const { return State && State->DeviceDirty; }
+  void set_host_dirty(bool dirty = true) {
+    if (State)
+      State->HostDirty = dirty;
+  }
+  void set_device_dirty(bool dirty = true) {
+    if (State)
+      State->DeviceDirty = dirty;
+  }
 
   /// The descriptor generated code reads, by value. Its dimensions point into this object: keep
   /// the object alive and its shape unchanged while the descriptor is in use.
@@ -140,7 +166,13 @@ protected:
   std::vector<ptxjit_dimension_t> Dims;
   std::shared_ptr<uint8_t> Storage;
   uint8_t *Host = nullptr;
-  uint64_t Device = 0;
+  // The device copy's flags and owner, shared by copies and crops of this buffer.
+  struct DeviceState {
+    std::shared_ptr<void> Owner; // frees owned device memory; null when the caller owns it
+    bool HostDirty = false, DeviceDirty = false;
+  };
+  uint64_t Device = 0; // this view's first element on the device
+  std::shared_ptr<DeviceState> State;
   bool Viewed = false; // made by view(): a zero-dimensional view is defined too
   ptxjit_buffer_t Raw{};
 };
