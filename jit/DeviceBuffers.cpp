@@ -33,7 +33,8 @@ std::shared_ptr<void> persistentOwner(CUdeviceptr pointer, CUcontext context) {
     if (api.cuCtxPushCurrent(context) != CUDA_SUCCESS)
       return; // the context is gone, and its memory with it
     api.cuCtxSynchronize();
-    if (CUresult r = api.cuMemFree(reinterpret_cast<CUdeviceptr>(p)); r != CUDA_SUCCESS)
+    CUresult r = api.cuMemFree(reinterpret_cast<CUdeviceptr>(p));
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_CONTEXT_IS_DESTROYED && r != CUDA_ERROR_INVALID_CONTEXT)
       std::fprintf(stderr, "ptxjit: freeing a Buffer's device memory failed: %s\n", cu::describe(r).c_str());
     CUcontext popped;
     api.cuCtxPopCurrent(&popped);

@@ -262,7 +262,7 @@ TEST_CASE("Multi-stage pipeline with parallel and vectorize and tails", "[cpu][p
       auto bright = [&](int xx) { return clampedAt(input, xx, c[1]) * 1.25f; };
       float s = bright(c[0]) * 2.0f - (bright(c[0] - 1) + bright(c[0] + 1)) * 0.5f;
       return static_cast<uint8_t>(std::clamp(s * 100.0f + 128.0f, 0.0f, 255.0f));
-    });
+    }, 0, 1);
   }
 }
 

@@ -498,6 +498,7 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     device_free(out, &c);
     CHECK(out.device() == 0);
     CHECK(c.Acquires == c.Releases);
+    b.in.set(input); // the ImageParam's copy of `in` goes, so its device memory is freed now
     CHECK_FALSE(anyPrimaryContextActive());
   }
   SECTION("forget_context unloads, and the next realize loads again") {
