@@ -1,10 +1,12 @@
 #include "TransientPools.h"
 
+#include "CachingAllocator.h"
 #include "CudaDriver.h"
 #include "ptxjit/RuntimeError.h"
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <mutex>
 
 namespace ptxjit::runtime::cuda {
@@ -12,7 +14,8 @@ namespace ptxjit::runtime::cuda {
 namespace {
 
 struct DevicePool {
-  CUmemoryPool Pool = nullptr; // null where the device has no pool support
+  CUmemoryPool Pool = nullptr; // null where the device has no pool support...
+  std::unique_ptr<CachingAllocator> Cache; // ...and this takes its place
   std::atomic<uint64_t> Allocations{0}, Frees{0}, Failed{0};
 };
 
@@ -44,6 +47,15 @@ DevicePool *poolFor(int device) {
     cuuint64_t keep = UINT64_MAX;
     PTXJIT_CUDA_CALL(cuMemPoolSetAttribute(p->Pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
                      "the transient pool of device " + std::to_string(device));
+  } else {
+    p->Cache = std::make_unique<CachingAllocator>(CachingAllocator::Backend{
+        [](size_t bytes, uint64_t *out) {
+          CUdeviceptr d = 0;
+          CUresult r = driver().cuMemAlloc(&d, bytes);
+          *out = d;
+          return int(r);
+        },
+        [](uint64_t pointer) { return int(driver().cuMemFree(pointer)); }});
   }
   Pools[device].store(p, std::memory_order_release);
   return p;
@@ -60,8 +72,15 @@ int transient_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) {
   DevicePool *p = poolFor(device);
   const DriverApi &api = driver();
   bytes = bytes ? bytes : 1;
-  CUresult r = p->Pool ? api.cuMemAllocFromPoolAsync(out, bytes, p->Pool, stream) : api.cuMemAlloc(out, bytes);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY && p->Pool) {
+  if (!p->Pool) {
+    uint64_t pointer = 0;
+    int r = p->Cache->allocate(bytes, &pointer);
+    *out = pointer;
+    (r == 0 ? p->Allocations : p->Failed).fetch_add(1, std::memory_order_relaxed);
+    return r;
+  }
+  CUresult r = api.cuMemAllocFromPoolAsync(out, bytes, p->Pool, stream);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     // Memory kept for reuse may be what is missing: give it back and try once more.
     api.cuStreamSynchronize(stream);
     api.cuMemPoolTrimTo(p->Pool, 0);
@@ -76,7 +95,11 @@ int transient_free(CUstream stream, CUdeviceptr pointer) {
   if (int r = currentDevice(&device); r != CUDA_SUCCESS)
     return r;
   DevicePool *p = poolFor(device);
-  CUresult r = p->Pool ? driver().cuMemFreeAsync(pointer, stream) : driver().cuMemFree(pointer);
+  int r = CUDA_SUCCESS;
+  if (p->Pool)
+    r = driver().cuMemFreeAsync(pointer, stream);
+  else if ((r = driver().cuStreamSynchronize(stream)) == CUDA_SUCCESS)
+    r = p->Cache->release(pointer);
   if (r == CUDA_SUCCESS)
     p->Frees.fetch_add(1, std::memory_order_relaxed);
   return r;
@@ -90,6 +113,12 @@ PoolStatistics transient_pool_statistics(int device) {
   s.allocations = p->Allocations.load();
   s.frees = p->Frees.load();
   s.failed_allocations = p->Failed.load();
+  if (p->Cache) {
+    CachingAllocator::Statistics c = p->Cache->statistics();
+    s.reserved_bytes = c.reserved_bytes;
+    s.used_bytes = c.used_bytes;
+    s.high_water_bytes = c.high_water_bytes;
+  }
   if (p->Pool) {
     s.pooled = true;
     const DriverApi &api = driver();
@@ -105,8 +134,11 @@ PoolStatistics transient_pool_statistics(int device) {
 }
 
 void trim_transient_pool(int device, size_t keep) {
-  if (DevicePool *p = poolFor(device); p->Pool)
+  DevicePool *p = poolFor(device);
+  if (p->Pool)
     PTXJIT_CUDA_CALL(cuMemPoolTrimTo(p->Pool, keep), "the transient pool of device " + std::to_string(device));
+  else
+    p->Cache->trim(keep);
 }
 
 void set_transient_pool_release_threshold(int device, uint64_t bytes) {

@@ -5,7 +5,8 @@
 // device's default pool, which other libraries share), so that a pipeline's intermediates are
 // allocated and freed on the call's stream without cuMemAlloc or a device synchronization.
 // Memory freed stays reserved for reuse (release threshold: keep) until trimmed. Out of memory
-// trims the pool and retries once. Devices without pool support use cuMemAlloc/cuMemFree.
+// trims the pool and retries once. Devices without pool support use a CachingAllocator over
+// cuMemAlloc/cuMemFree (a free waits for its stream before the block can be reused).
 
 #include <cuda.h>
 
