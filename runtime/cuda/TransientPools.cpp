@@ -6,6 +6,8 @@
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <memory>
 #include <mutex>
 
@@ -36,9 +38,11 @@ DevicePool *poolFor(int device) {
   auto *p = new DevicePool; // lives as long as the process, like the pool it names
   CUdevice handle;
   int supported = 0;
+  // PTXJIT_NO_MEMORY_POOLS=1 takes the fallback on any device (to test it, or to compare).
+  const char *noPools = std::getenv("PTXJIT_NO_MEMORY_POOLS");
   if (api.cuDeviceGet(&handle, device) == CUDA_SUCCESS &&
       api.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, handle) == CUDA_SUCCESS &&
-      supported) {
+      supported && !(noPools && std::string(noPools) == "1")) {
     CUmemPoolProps props{};
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;

@@ -342,6 +342,43 @@ TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM
   CHECK(afterOOM.used_bytes == 0);
 }
 
+TEST_CASE("Transient memory without pools (child process)", "[.]") {
+  PTXJIT_REQUIRE_GPU();
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func a("a"), out("out");
+  a(x, y) = in(x, y) + 1.0f;
+  out(x, y) = a(x, y) * a(x + 1, y);
+  a.compute_root().gpu_tile(x, y, xi, yi, 32, 8);
+  out.gpu_tile(x, y, xi, yi, 32, 8);
+  Buffer<float> input(101, 40);
+  fill_random(input, fresh_seed());
+  in.set(input);
+  Pipeline p = onGPU(out);
+  Buffer<float> result(100, 40);
+  p.realize(result);
+  DeviceMemoryStatistics first = JIT::device_memory_statistics(0);
+  CHECK_FALSE(first.pooled);
+  for (int i = 0; i < 10; ++i)
+    p.realize(result);
+  DeviceMemoryStatistics later = JIT::device_memory_statistics(0);
+  CHECK(later.allocations - first.allocations == 30); // the intermediate, the staged input and output
+  CHECK(later.reserved_bytes == first.reserved_bytes); // cached blocks reused
+  CHECK(later.used_bytes == 0);
+  check_against(result, [&](const std::vector<int> &c) {
+    return (input(c[0], c[1]) + 1.0f) * (input(c[0] + 1, c[1]) + 1.0f);
+  });
+  JIT::trim_device_memory(0, 0);
+  CHECK(JIT::device_memory_statistics(0).reserved_bytes == 0);
+}
+
+TEST_CASE("Devices without stream-ordered pools use the caching allocator", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  setenv("PTXJIT_NO_MEMORY_POOLS", "1", 1);
+  run_in_child_process("Transient memory without pools (child process)");
+  unsetenv("PTXJIT_NO_MEMORY_POOLS");
+}
+
 TEST_CASE("A CUDA DLPack tensor is read in place", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();
