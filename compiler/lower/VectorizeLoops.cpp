@@ -18,19 +18,21 @@ namespace {
 
 Expr broadcastIfScalar(const Expr &e, int lanes) { return e.type().is_vector() ? e : Broadcast::make(e, lanes); }
 
+// The value every lane of `e` has, when it is the same in all lanes (undefined otherwise).
+Expr uniformValue(const Expr &e) {
+  if (e.type().is_scalar())
+    return e;
+  if (const auto *bc = e.as<Broadcast>())
+    return bc->value;
+  return Expr();
+}
+
 // Vector arithmetic that keeps ramps as ramps, so dense accesses stay recognizable.
 Expr vectorAdd(const Expr &a, const Expr &b, bool subtract) {
   int lanes = std::max(int(a.type().lanes), int(b.type().lanes));
   const auto *ra = a.as<Ramp>();
   const auto *rb = b.as<Ramp>();
-  auto scalarOf = [](const Expr &e) -> Expr {
-    if (e.type().is_scalar())
-      return e;
-    if (const auto *bc = e.as<Broadcast>())
-      return bc->value;
-    return Expr();
-  };
-  Expr sa = scalarOf(a), sb = scalarOf(b);
+  Expr sa = uniformValue(a), sb = uniformValue(b);
   auto combine = [&](const Expr &x, const Expr &y) { return subtract ? Sub::make(x, y) : Add::make(x, y); };
   if (ra && sb.defined())
     return Ramp::make(combine(ra->base, sb), ra->stride, lanes);
@@ -46,14 +48,7 @@ Expr vectorAdd(const Expr &a, const Expr &b, bool subtract) {
 
 Expr vectorMul(const Expr &a, const Expr &b) {
   int lanes = std::max(int(a.type().lanes), int(b.type().lanes));
-  auto scalarOf = [](const Expr &e) -> Expr {
-    if (e.type().is_scalar())
-      return e;
-    if (const auto *bc = e.as<Broadcast>())
-      return bc->value;
-    return Expr();
-  };
-  Expr sa = scalarOf(a), sb = scalarOf(b);
+  Expr sa = uniformValue(a), sb = uniformValue(b);
   if (const auto *ra = a.as<Ramp>(); ra && sb.defined())
     return Ramp::make(Mul::make(ra->base, sb), Mul::make(ra->stride, sb), lanes);
   if (const auto *rb = b.as<Ramp>(); rb && sa.defined())
