@@ -6,6 +6,7 @@
 
 #include "ptxjit/BufferABI.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -169,7 +170,7 @@ protected:
   // The device copy's flags and owner, shared by copies and crops of this buffer.
   struct DeviceState {
     std::shared_ptr<void> Owner; // frees owned device memory; null when the caller owns it
-    bool HostDirty = false, DeviceDirty = false;
+    std::atomic<bool> HostDirty{false}, DeviceDirty{false}; // concurrent realizes may set them
   };
   uint64_t Device = 0; // this view's first element on the device
   std::shared_ptr<DeviceState> State;
