@@ -29,6 +29,16 @@ private:
 
   void indent() { Out << std::string(2 * Indent, ' '); }
 
+  // " {", the body one level in, and the closing brace.
+  void braced(const Stmt &body) {
+    Out << " {\n";
+    ++Indent;
+    print(body);
+    --Indent;
+    indent();
+    Out << "}\n";
+  }
+
   void binary(const Expr &a, const char *op, const Expr &b) {
     Out << "(";
     print(a);
@@ -135,12 +145,8 @@ private:
   }
   void visit(const ProducerConsumer *op) override {
     indent();
-    Out << (op->is_producer ? "produce " : "consume ") << op->name << " {\n";
-    ++Indent;
-    print(op->body);
-    --Indent;
-    indent();
-    Out << "}\n";
+    Out << (op->is_producer ? "produce " : "consume ") << op->name;
+    braced(op->body);
   }
   void visit(const For *op) override {
     indent();
@@ -148,12 +154,8 @@ private:
     print(op->min);
     Out << ", ";
     print(op->extent);
-    Out << ") {\n";
-    ++Indent;
-    print(op->body);
-    --Indent;
-    indent();
-    Out << "}\n";
+    Out << ")";
+    braced(op->body);
   }
   void visit(const Store *op) override {
     indent();
@@ -195,12 +197,8 @@ private:
       print(op->bounds[i].extent);
       Out << "]";
     }
-    Out << ") {\n";
-    ++Indent;
-    print(op->body);
-    --Indent;
-    indent();
-    Out << "}\n";
+    Out << ")";
+    braced(op->body);
   }
   void visit(const Block *op) override {
     print(op->first);
@@ -210,19 +208,18 @@ private:
     indent();
     Out << "if (";
     print(op->condition);
-    Out << ") {\n";
+    Out << ")";
+    if (!op->else_case.defined()) {
+      braced(op->then_case);
+      return;
+    }
+    Out << " {\n";
     ++Indent;
     print(op->then_case);
     --Indent;
-    if (op->else_case.defined()) {
-      indent();
-      Out << "} else {\n";
-      ++Indent;
-      print(op->else_case);
-      --Indent;
-    }
     indent();
-    Out << "}\n";
+    Out << "} else";
+    braced(op->else_case);
   }
   void visit(const Evaluate *op) override {
     indent();

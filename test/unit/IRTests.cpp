@@ -43,6 +43,8 @@ TEST_CASE("The printer writes readable IR", "[unit][ir]") {
   CHECK(to_string(cast<uint8_t>(x)) == "uint8(x)");
   Stmt s = For::make("x", 0, 10, ForType::Parallel, Store::make("f", x * 2, x));
   CHECK(to_string(s) == "parallel (x, 0, 10) {\n  f[x] = (x * 2)\n}\n");
+  Stmt branch = IfThenElse::make(x < 3, Store::make("f", x, x), Store::make("g", x, x));
+  CHECK(to_string(branch) == "if ((x < 3)) {\n  f[x] = x\n} else {\n  g[x] = x\n}\n");
 }
 
 TEST_CASE("Structural equality and hashing", "[unit][ir]") {
