@@ -2,12 +2,14 @@
 
 #include "cuda/DefaultHandlers.h"
 #include "cuda/DeviceCode.h"
-#include "cuda/TransientPools.h"
+#include "cuda/DevicePools.h"
+#include "ptxjit/RuntimeError.h"
 
 #include <atomic>
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace ptxjit {
@@ -22,6 +24,29 @@ std::atomic<const JITHandlers *> Defaults{nullptr};
 
 template <typename F> F pick(F call, F pipeline, F defaults) { return call ? call : pipeline ? pipeline : defaults; }
 
+// device_malloc and device_free come as a pair from one layer, so that memory from one allocator
+// never reaches another's free.
+void pickMemoryHandlers(JITHandlers &out, const JITHandlers &call, const JITHandlers &pipeline,
+                        const JITHandlers &defaults) {
+  const std::pair<const JITHandlers *, const char *> layers[] = {
+      {&call, "the call's"}, {&pipeline, "the Pipeline's"}, {&defaults, "the default"}};
+  for (const auto &[layer, name] : layers) {
+    if (!layer->device_malloc && !layer->device_free)
+      continue;
+    if (!layer->device_malloc || !layer->device_free)
+      throw RuntimeError(std::string(name) + " handlers set " + (layer->device_malloc ? "device_malloc" : "device_free") +
+                         " without " + (layer->device_malloc ? "device_free" : "device_malloc") +
+                         ": override both or neither");
+    out.device_malloc = layer->device_malloc;
+    out.device_free = layer->device_free;
+    return;
+  }
+}
+
+runtime::cuda::PoolKind poolKind(DeviceMemory pool) {
+  return pool == DeviceMemory::Intermediates ? runtime::cuda::PoolKind::Transient : runtime::cuda::PoolKind::Buffer;
+}
+
 jit::RealizeCall &self(void *p) { return *static_cast<jit::RealizeCall *>(p); }
 } // namespace
 
@@ -34,8 +59,8 @@ JITHandlers JIT::set_default_handlers(const JITHandlers &handlers) {
 
 void JIT::forget_context(CUcontext context) { runtime::cuda::DeviceCode::forget_everywhere(context); }
 
-DeviceMemoryStatistics JIT::device_memory_statistics(int device) {
-  runtime::cuda::PoolStatistics p = runtime::cuda::transient_pool_statistics(device);
+DeviceMemoryStatistics JIT::device_memory_statistics(int device, DeviceMemory pool) {
+  runtime::cuda::PoolStatistics p = runtime::cuda::pool_statistics(poolKind(pool), device);
   DeviceMemoryStatistics s;
   s.reserved_bytes = p.reserved_bytes;
   s.used_bytes = p.used_bytes;
@@ -47,10 +72,14 @@ DeviceMemoryStatistics JIT::device_memory_statistics(int device) {
   return s;
 }
 
-void JIT::trim_device_memory(int device, size_t keep_bytes) { runtime::cuda::trim_transient_pool(device, keep_bytes); }
+void JIT::trim_device_memory(int device, size_t keep_bytes) {
+  for (auto kind : {runtime::cuda::PoolKind::Transient, runtime::cuda::PoolKind::Buffer})
+    runtime::cuda::trim_pool(kind, device, keep_bytes);
+}
 
 void JIT::set_device_memory_release_threshold(int device, uint64_t bytes) {
-  runtime::cuda::set_transient_pool_release_threshold(device, bytes);
+  for (auto kind : {runtime::cuda::PoolKind::Transient, runtime::cuda::PoolKind::Buffer})
+    runtime::cuda::set_pool_release_threshold(kind, device, bytes);
 }
 
 namespace jit {
@@ -68,8 +97,7 @@ RealizeCall::RealizeCall(JITUserContext *user, const JITHandlers &pipeline) : Us
   Handlers.acquire_context = pick(call.acquire_context, pipeline.acquire_context, defaults.acquire_context);
   Handlers.release_context = pick(call.release_context, pipeline.release_context, defaults.release_context);
   Handlers.get_stream = pick(call.get_stream, pipeline.get_stream, defaults.get_stream);
-  Handlers.device_malloc = pick(call.device_malloc, pipeline.device_malloc, defaults.device_malloc);
-  Handlers.device_free = pick(call.device_free, pipeline.device_free, defaults.device_free);
+  pickMemoryHandlers(Handlers, call, pipeline, defaults);
 
   Runtime.user_context = this;
   Runtime.error = [](void *p, const char *message) {

@@ -1,7 +1,7 @@
 #include "GpuBenchmarks.h"
 
 #include "cuda/CudaDriver.h"
-#include "cuda/TransientPools.h"
+#include "cuda/DevicePools.h"
 #include "ptxjit.h"
 
 #include <algorithm>
@@ -20,8 +20,10 @@ namespace bench {
 namespace {
 
 // The built-in transient pool, called as the built-in device_malloc calls it.
-int runtime_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) { return cu::transient_malloc(stream, bytes, out); }
-int runtime_free(CUstream stream, CUdeviceptr p) { return cu::transient_free(stream, p); }
+int runtime_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) {
+  return cu::pool_malloc(cu::PoolKind::Transient, stream, bytes, out);
+}
+int runtime_free(CUstream stream, CUdeviceptr p) { return cu::pool_free(cu::PoolKind::Transient, stream, p); }
 
 #define CHECK_CU(call)                                                                             \
   do {                                                                                             \

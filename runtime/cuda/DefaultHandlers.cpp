@@ -1,7 +1,7 @@
 #include "DefaultHandlers.h"
 
 #include "CudaDriver.h"
-#include "TransientPools.h"
+#include "DevicePools.h"
 
 #include <cstdlib>
 #include <map>
@@ -70,9 +70,9 @@ int default_get_stream(CUcontext, CUstream *out) {
 }
 
 int default_device_malloc(CUcontext, CUstream stream, size_t bytes, CUdeviceptr *out) {
-  return transient_malloc(stream, bytes, out);
+  return pool_malloc(PoolKind::Transient, stream, bytes, out);
 }
 
-int default_device_free(CUcontext, CUstream stream, CUdeviceptr pointer) { return transient_free(stream, pointer); }
+int default_device_free(CUcontext, CUstream stream, CUdeviceptr pointer) { return pool_free(PoolKind::Transient, stream, pointer); }
 
 } // namespace ptxjit::runtime::cuda

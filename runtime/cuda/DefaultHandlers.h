@@ -22,7 +22,7 @@ int default_release_context();
 /// The legacy default stream of the context.
 int default_get_stream(CUcontext context, CUstream *out);
 /// Stream-ordered allocation from ptxjit's transient pool of the context's device
-/// (TransientPools.h); the context is current.
+/// (DevicePools.h); the context is current.
 int default_device_malloc(CUcontext context, CUstream stream, size_t bytes, CUdeviceptr *out);
 int default_device_free(CUcontext context, CUstream stream, CUdeviceptr pointer);
 

@@ -176,3 +176,21 @@ TEST_CASE("Default handlers apply from the next call; the call's handler wins", 
   JITHandlers mine = JIT::set_default_handlers(previous);
   CHECK(mine.error == handlers.error);
 }
+
+TEST_CASE("device_malloc and device_free are overridden together", "[cpu][errors]") {
+  Var x("x");
+  Func f("f");
+  f(x) = x;
+  Buffer<int> out(4);
+  JITUserContext context;
+  context.handlers.device_malloc = [](JITUserContext *, CUcontext, CUstream, size_t, CUdeviceptr *) { return 0; };
+  CHECK_THROWS_WITH(Pipeline(f).realize(&context, out),
+                    Catch::Contains("the call's handlers set device_malloc without device_free"));
+  JITHandlers onlyFree;
+  onlyFree.device_free = [](JITUserContext *, CUcontext, CUstream, CUdeviceptr) { return 0; };
+  JITHandlers previous = JIT::set_default_handlers(onlyFree);
+  CHECK_THROWS_WITH(Pipeline(f).realize(out), Catch::Contains("the default handlers set device_free without device_malloc"));
+  JIT::set_default_handlers(previous);
+  Pipeline(f).realize(out);
+  CHECK(out(3) == 3);
+}

@@ -50,6 +50,9 @@ bool anyPrimaryContextActive() {
   return false;
 }
 
+// Frees of Buffer-owned memory reach device_free without a JITUserContext.
+std::atomic<int> FreesWithoutUserContext{0};
+
 // A user context carrying its own CUDA context and stream, and counting handler calls.
 struct CountingContext : JITUserContext {
   CUcontext Context = nullptr;
@@ -86,7 +89,7 @@ struct CountingContext : JITUserContext {
       return int(cu::driver().cuMemAllocAsync(out, bytes, stream));
     };
     handlers.device_free = [](JITUserContext *u, CUcontext, CUstream stream, CUdeviceptr p) {
-      ++static_cast<CountingContext *>(u)->Frees;
+      ++(u ? static_cast<CountingContext *>(u)->Frees : FreesWithoutUserContext);
       return int(cu::driver().cuMemFreeAsync(p, stream));
     };
   }
@@ -337,6 +340,52 @@ TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM
   CHECK(afterOOM.used_bytes == 0);
 }
 
+TEST_CASE("Buffers' device copies come from a pool of their own", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  const int w = 1000, h = 300;
+  const uint64_t bytes = uint64_t(w) * h * sizeof(float);
+  Buffer<float> a(w, h);
+  fill_random(a, fresh_seed());
+  std::vector<float> expected(a.data(), a.data() + a.number_of_elements());
+  device_sync();
+  DeviceMemoryStatistics transientBefore = JIT::device_memory_statistics(0);
+  DeviceMemoryStatistics before = JIT::device_memory_statistics(0, DeviceMemory::Buffers);
+
+  copy_to_device(a);
+  device_sync();
+  DeviceMemoryStatistics held = JIT::device_memory_statistics(0, DeviceMemory::Buffers);
+  REQUIRE(held.pooled);
+  CHECK(held.allocations == before.allocations + 1);
+  CHECK(held.used_bytes >= before.used_bytes + bytes);
+  a.fill(-1.0f);
+  a.set_device_dirty();
+  copy_to_host(a);
+  CHECK(std::equal(expected.begin(), expected.end(), a.data()));
+
+  a = Buffer<float>(); // the last holder goes: the memory returns to the pool
+  device_sync();
+  DeviceMemoryStatistics freed = JIT::device_memory_statistics(0, DeviceMemory::Buffers);
+  CHECK(freed.frees == before.frees + 1);
+  CHECK(freed.used_bytes == before.used_bytes);
+
+  // The same size again reuses what the pool kept; the intermediates' pool is not involved.
+  Buffer<float> b(w, h);
+  fill_random(b, fresh_seed());
+  copy_to_device(b);
+  device_sync();
+  CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).reserved_bytes == held.reserved_bytes);
+  CHECK(JIT::device_memory_statistics(0).allocations == transientBefore.allocations);
+
+  // Trimming keeps the memory a live Buffer holds.
+  JIT::trim_device_memory(0, 0);
+  CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).reserved_bytes >= bytes);
+  std::vector<float> expectedB(b.data(), b.data() + b.number_of_elements());
+  b.fill(-1.0f);
+  b.set_device_dirty();
+  copy_to_host(b);
+  CHECK(std::equal(expectedB.begin(), expectedB.end(), b.data()));
+}
+
 TEST_CASE("Transient memory without pools (child process)", "[.]") {
   PTXJIT_REQUIRE_GPU();
   ImageParam in(Float(32), 2, "in");
@@ -363,8 +412,27 @@ TEST_CASE("Transient memory without pools (child process)", "[.]") {
   check_against(result, [&](const std::vector<int> &c) {
     return (input(c[0], c[1]) + 1.0f) * (input(c[0] + 1, c[1]) + 1.0f);
   });
+
+  // Buffers' device copies take the fallback too, through a cache of their own.
+  {
+    Buffer<float> copy = input; // shares the host data; the device copy is its own
+    copy_to_device(copy);
+    DeviceMemoryStatistics buffers = JIT::device_memory_statistics(0, DeviceMemory::Buffers);
+    CHECK_FALSE(buffers.pooled);
+    CHECK(buffers.allocations == 1);
+    CHECK(buffers.used_bytes >= 101 * 40 * sizeof(float));
+    in.set(copy);
+    result.fill(NAN);
+    p.realize(result);
+    check_against(result, [&](const std::vector<int> &c) {
+      return (input(c[0], c[1]) + 1.0f) * (input(c[0] + 1, c[1]) + 1.0f);
+    });
+    in.set(input);
+  }
+  CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).used_bytes == 0);
   JIT::trim_device_memory(0, 0);
   CHECK(JIT::device_memory_statistics(0).reserved_bytes == 0);
+  CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).reserved_bytes == 0);
 }
 
 TEST_CASE("Devices without stream-ordered pools use the caching allocator", "[gpu]") {
@@ -503,6 +571,7 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     CountingContext c;
     c.Context = own.Context;
     c.Stream = own.Stream;
+    int freesWithoutContextBefore = FreesWithoutUserContext;
     Buffer<float> in = input; // shares host data with `input`
     copy_to_device(in, &c);
     CHECK(in.owns_device());
@@ -512,6 +581,7 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     out.fill(NAN);
     copy_to_device(out, &c);
     int mallocsBefore = c.Mallocs;
+    CHECK(mallocsBefore == 2); // the Buffers' memory came from the call's device_malloc
     p.realize(&c, out);
     CHECK(c.Mallocs == mallocsBefore); // nothing staged: both buffers live on the device
     CHECK(out.device_dirty());
@@ -529,8 +599,12 @@ TEST_CASE("Context discipline (child process)", "[.]") {
 
     device_free(out, &c);
     CHECK(out.device() == 0);
+    CHECK(FreesWithoutUserContext - freesWithoutContextBefore == 1); // through the handler that allocated it
     CHECK(c.Acquires == c.Releases);
-    b.in.set(input); // the ImageParam's copy of `in` goes, so its device memory is freed now
+    b.in.set(input);
+    in = Buffer<float>(); // the last holder of `in`'s device copy goes, so it is freed now
+    CHECK(FreesWithoutUserContext - freesWithoutContextBefore == 2);
+    CHECK(c.Mallocs == c.Frees + 2);
     CHECK_FALSE(anyPrimaryContextActive());
   }
   SECTION("forget_context unloads, and the next realize loads again") {

@@ -2,9 +2,9 @@
 #define PTXJIT_DEVICEBUFFERS_H
 
 // Device copies that Buffers own, moved through a call's handlers: the context they acquire,
-// the stream get_stream gives. The memory comes from cuMemAlloc in that context (a persistent
-// allocation, apart from the transient pool that intermediates use) and is freed when the last
-// Buffer sharing it goes, or by device_free.
+// the stream get_stream gives. The memory comes from the call's device_malloc handler, else from
+// ptxjit's buffer pool for the device (apart from the pool intermediates use), and is freed when
+// the last Buffer sharing it goes, or by device_free (see JITHandlers::device_free).
 
 #include "ptxjit/Buffer.h"
 #include "ptxjit/JIT.h"

@@ -32,8 +32,12 @@ struct JITHandlers {
   int (*release_context)(JITUserContext *context) = nullptr;
   /// Built-in: the context's legacy default stream (null).
   int (*get_stream)(JITUserContext *context, CUcontext cuda, CUstream *out) = nullptr;
-  /// Built-in: stream-ordered allocation from ptxjit's pool for the device (no cuMemAlloc in
-  /// steady state); out of memory trims the pool and retries once.
+  /// Built-in: stream-ordered allocation from ptxjit's pools for the device (no cuMemAlloc in
+  /// steady state); out of memory trims the pool and retries once. Override both or neither:
+  /// they serve a pipeline's intermediates and the device copies Buffers own (copy_to_device).
+  /// Memory a Buffer owns is freed with a null JITUserContext, in the context it was allocated
+  /// in and on its legacy stream, after that context is done with its work: the last Buffer
+  /// holding it may go in a destructor, long after the call.
   int (*device_malloc)(JITUserContext *context, CUcontext cuda, CUstream stream, size_t bytes,
                        CUdeviceptr *out) = nullptr;
   int (*device_free)(JITUserContext *context, CUcontext cuda, CUstream stream, CUdeviceptr pointer) = nullptr;
@@ -46,7 +50,11 @@ struct JITUserContext {
   int device = -1;
 };
 
-/// The built-in device_malloc's pool for one device.
+/// The built-in device memory of one device: a pool for pipelines' intermediates, and one for the
+/// device copies Buffers own, which live longer.
+enum class DeviceMemory { Intermediates, Buffers };
+
+/// One of the built-in pools of one device.
 struct DeviceMemoryStatistics {
   uint64_t reserved_bytes = 0;   ///< held by the pool, in use or kept for reuse
   uint64_t used_bytes = 0;       ///< allocated and not yet freed
@@ -61,10 +69,11 @@ JITHandlers set_default_handlers(const JITHandlers &handlers);
 /// Unloads every pipeline's kernels from `context`; call it before destroying a context you
 /// created. Later realizes on a context with that handle load them again.
 void forget_context(CUcontext context);
-DeviceMemoryStatistics device_memory_statistics(int device);
-/// Gives memory the pool keeps for reuse back to the device, down to `keep_bytes`.
+DeviceMemoryStatistics device_memory_statistics(int device, DeviceMemory pool = DeviceMemory::Intermediates);
+/// Gives memory each pool keeps for reuse back to the device, down to `keep_bytes` per pool.
 void trim_device_memory(int device, size_t keep_bytes = 0);
-/// Memory kept for reuse above `bytes` is released when streams synchronize (default: keep all).
+/// Memory a pool keeps for reuse above `bytes` is released when streams synchronize (default:
+/// keep all). Applies to both pools.
 void set_device_memory_release_threshold(int device, uint64_t bytes);
 } // namespace JIT
 

@@ -1,4 +1,4 @@
-#include "TransientPools.h"
+#include "DevicePools.h"
 
 #include "CachingAllocator.h"
 #include "CudaDriver.h"
@@ -23,19 +23,28 @@ struct DevicePool {
 
 constexpr int MaxDevices = 64;
 std::mutex CreateMutex; // guards creating pools; lookups read Pools without it
-std::array<std::atomic<DevicePool *>, MaxDevices> Pools{};
+std::array<std::array<std::atomic<DevicePool *>, MaxDevices>, 2> Pools{};
 
-DevicePool *poolFor(int device) {
+const char *nameOf(PoolKind kind) { return kind == PoolKind::Transient ? "transient" : "buffer"; }
+
+std::string describePool(PoolKind kind, int device) {
+  return std::string("the ") + nameOf(kind) + " pool of device " + std::to_string(device);
+}
+
+std::atomic<DevicePool *> &slot(PoolKind kind, int device) { return Pools[static_cast<int>(kind)][device]; }
+
+DevicePool *poolFor(PoolKind kind, int device) {
   if (device < 0 || device >= MaxDevices)
     throw RuntimeError("CUDA device " + std::to_string(device) + " is beyond the " + std::to_string(MaxDevices) +
                        " devices ptxjit keeps pools for");
-  if (DevicePool *p = Pools[device].load(std::memory_order_acquire))
+  if (DevicePool *p = slot(kind, device).load(std::memory_order_acquire))
     return p;
   std::lock_guard<std::mutex> lock(CreateMutex);
-  if (DevicePool *p = Pools[device].load(std::memory_order_acquire))
+  if (DevicePool *p = slot(kind, device).load(std::memory_order_acquire))
     return p;
   const DriverApi &api = driver();
-  auto *p = new DevicePool; // lives as long as the process, like the pool it names
+  auto owned = std::make_unique<DevicePool>(); // lives as long as the process, like the pool it names
+  DevicePool *p = owned.get();
   CUdevice handle;
   int supported = 0;
   // PTXJIT_NO_MEMORY_POOLS=1 takes the fallback on any device (to test it, or to compare).
@@ -47,10 +56,10 @@ DevicePool *poolFor(int device) {
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     props.location.id = device;
-    PTXJIT_CUDA_CALL(cuMemPoolCreate(&p->Pool, &props), "the transient pool of device " + std::to_string(device));
+    PTXJIT_CUDA_CALL(cuMemPoolCreate(&p->Pool, &props), describePool(kind, device));
     cuuint64_t keep = UINT64_MAX;
     PTXJIT_CUDA_CALL(cuMemPoolSetAttribute(p->Pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
-                     "the transient pool of device " + std::to_string(device));
+                     describePool(kind, device));
   } else {
     p->Cache = std::make_unique<CachingAllocator>(CachingAllocator::Backend{
         [](size_t bytes, uint64_t *out) {
@@ -61,7 +70,7 @@ DevicePool *poolFor(int device) {
         },
         [](uint64_t pointer) { return int(driver().cuMemFree(pointer)); }});
   }
-  Pools[device].store(p, std::memory_order_release);
+  slot(kind, device).store(owned.release(), std::memory_order_release);
   return p;
 }
 
@@ -69,11 +78,11 @@ int currentDevice(CUdevice *device) { return driver().cuCtxGetDevice(device); }
 
 } // namespace
 
-int transient_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) {
+int pool_malloc(PoolKind kind, CUstream stream, size_t bytes, CUdeviceptr *out) {
   CUdevice device;
   if (int r = currentDevice(&device); r != CUDA_SUCCESS)
     return r;
-  DevicePool *p = poolFor(device);
+  DevicePool *p = poolFor(kind, device);
   const DriverApi &api = driver();
   bytes = bytes ? bytes : 1;
   if (!p->Pool) {
@@ -94,11 +103,11 @@ int transient_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) {
   return r;
 }
 
-int transient_free(CUstream stream, CUdeviceptr pointer) {
+int pool_free(PoolKind kind, CUstream stream, CUdeviceptr pointer) {
   CUdevice device;
   if (int r = currentDevice(&device); r != CUDA_SUCCESS)
     return r;
-  DevicePool *p = poolFor(device);
+  DevicePool *p = poolFor(kind, device);
   int r = CUDA_SUCCESS;
   if (p->Pool)
     r = driver().cuMemFreeAsync(pointer, stream);
@@ -109,9 +118,9 @@ int transient_free(CUstream stream, CUdeviceptr pointer) {
   return r;
 }
 
-PoolStatistics transient_pool_statistics(int device) {
+PoolStatistics pool_statistics(PoolKind kind, int device) {
   PoolStatistics s;
-  DevicePool *p = device >= 0 && device < MaxDevices ? Pools[device].load(std::memory_order_acquire) : nullptr;
+  DevicePool *p = device >= 0 && device < MaxDevices ? slot(kind, device).load(std::memory_order_acquire) : nullptr;
   if (!p)
     return s;
   s.allocations = p->Allocations.load();
@@ -137,19 +146,19 @@ PoolStatistics transient_pool_statistics(int device) {
   return s;
 }
 
-void trim_transient_pool(int device, size_t keep) {
-  DevicePool *p = poolFor(device);
+void trim_pool(PoolKind kind, int device, size_t keep) {
+  DevicePool *p = poolFor(kind, device);
   if (p->Pool)
-    PTXJIT_CUDA_CALL(cuMemPoolTrimTo(p->Pool, keep), "the transient pool of device " + std::to_string(device));
+    PTXJIT_CUDA_CALL(cuMemPoolTrimTo(p->Pool, keep), describePool(kind, device));
   else
     p->Cache->trim(keep);
 }
 
-void set_transient_pool_release_threshold(int device, uint64_t bytes) {
-  if (DevicePool *p = poolFor(device); p->Pool) {
+void set_pool_release_threshold(PoolKind kind, int device, uint64_t bytes) {
+  if (DevicePool *p = poolFor(kind, device); p->Pool) {
     cuuint64_t value = bytes;
     PTXJIT_CUDA_CALL(cuMemPoolSetAttribute(p->Pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value),
-                     "the transient pool of device " + std::to_string(device));
+                     describePool(kind, device));
   }
 }
 
