@@ -1,5 +1,7 @@
 #include "GpuBenchmarks.h"
 
+#include "Peers.h"
+
 #include "cuda/CudaDriver.h"
 #include "cuda/DevicePools.h"
 #include "ptxjit.h"
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -132,6 +135,7 @@ std::string gpu_benchmarks(bool quick) {
   }
 
   // Blur 8192x8192 float, gpu_tile 32x8: blur_x inline, or in shared memory per block.
+  double blurTBs[2] = {NAN, NAN};
   for (bool shared : {false, true}) {
     const int w = 8192, h = 8192;
     ImageParam in(Float(32), 2, "in");
@@ -176,6 +180,7 @@ std::string gpu_benchmarks(bool quick) {
         maxError = std::max(maxError, double(std::fabs(s / 3.0f - out(i, j))));
       }
     double tbs = (double(w + 2) * (h + 2) + double(w) * h) * 4 / (ms * 1e-3) / 1e12;
+    blurTBs[shared] = tbs;
     fields.push_back(std::string(shared ? "\"blur_8192_shared\"" : "\"blur_8192_inline\"") + ": {\"ms\": " + num(ms) + ", \"tb_per_s\": " + num(tbs) +
                      ", \"fraction_of_copy\": " + num(tbs / copyTBs) + ", \"max_abs_error\": " + num(maxError) +
                      ", \"compile_jit_ms\": " + num(compileMs) + ", \"first_realize_ms\": " + num(firstMs) +
@@ -206,6 +211,7 @@ std::string gpu_benchmarks(bool quick) {
                      num(tbs / copyTBs) + "}");
   }
 
+  double oneKernelUs = NAN;
   // One-kernel realize: host time per call on device-resident buffers, against raw
   // cuLaunchKernel of an empty kernel on the same stream, in the same run.
   {
@@ -246,6 +252,7 @@ std::string gpu_benchmarks(bool quick) {
       cu::driver().cuLaunchKernel(empty, 1, 1, 1, 256, 1, 1, 0, uc.Stream, nullptr, nullptr);
     });
     double ours = perCall([&] { p.realize(&uc, out); });
+    oneKernelUs = ours;
     cu::driver().cuModuleUnload(module);
     fields.push_back("\"one_kernel_realize_us\": {\"ptxjit\": " + num(ours) + ", \"raw_cuLaunchKernel\": " + num(raw) +
                      ", \"overhead_us\": " + num(ours - raw) + "}");
@@ -328,6 +335,22 @@ std::string gpu_benchmarks(bool quick) {
     double pooled = hostMs(&uc), synchronousMs = hostMs(&synchronous);
     fields.push_back("\"four_stage_2048\": {\"pooled_ms\": " + num(pooled) + ", \"cuMemAlloc_ms\": " +
                      num(synchronousMs) + ", \"speedup\": " + num(synchronousMs / pooled) + "}");
+  }
+
+  // Halide 14's same pipelines, compiled ahead of time, in a process of their own, timed the same
+  // way in this run.
+  if (std::optional<std::string> halide = run_peer("halide_gpu_peer", quick ? "--quick" : "")) {
+    fields.push_back("\"halide14\": " + *halide);
+    auto halideTBs = [&](const std::string &blur) {
+      size_t at = halide->find("\"" + blur + "\"");
+      return at == std::string::npos ? NAN : json_number(halide->substr(at), "tb_per_s");
+    };
+    fields.push_back("\"ratios_ptxjit_over_halide\": {\"blur_8192_inline_tb_per_s\": " +
+                     num(blurTBs[0] / halideTBs("blur_8192_inline")) + ", \"blur_8192_shared_tb_per_s\": " +
+                     num(blurTBs[1] / halideTBs("blur_8192_shared")) + ", \"one_kernel_realize_us\": " +
+                     num(oneKernelUs / json_number(*halide, "one_kernel_realize_us")) + "}");
+  } else {
+    fields.push_back("\"halide14\": null");
   }
 
   api.cuStreamDestroy(uc.Stream);

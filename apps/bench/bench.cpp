@@ -5,6 +5,7 @@
 
 #include "BlurPipelines.h"
 #include "GpuBenchmarks.h"
+#include "Peers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -76,40 +78,6 @@ void referenceBlur(const Buffer<float> &in, Buffer<float> &out) {
     t.join();
 }
 
-struct PeerResult {
-  bool Available = false;
-  std::string Json;
-};
-
-PeerResult runHalidePeer(int w, int h) {
-#ifdef PTXJIT_HALIDE_PEER
-  std::string command = std::string(PTXJIT_HALIDE_PEER) + " " + std::to_string(w) + " " + std::to_string(h);
-  FILE *pipe = popen(command.c_str(), "r");
-  if (!pipe)
-    return {};
-  std::string out;
-  char chunk[512];
-  while (size_t n = fread(chunk, 1, sizeof chunk, pipe))
-    out.append(chunk, n);
-  if (pclose(pipe) != 0 || out.empty())
-    return {};
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
-    out.pop_back();
-  return {true, out};
-#else
-  (void)w;
-  (void)h;
-  return {};
-#endif
-}
-
-double extractNumber(const std::string &text, const std::string &key) {
-  size_t at = text.find("\"" + key + "\"");
-  if (at == std::string::npos)
-    return NAN;
-  return std::strtod(text.c_str() + text.find(':', at) + 1, nullptr);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -166,11 +134,11 @@ int main(int argc, char **argv) {
                     ", \"baseline_median\": " + json(plain.Median) + ", \"speedup_vs_baseline\": " +
                     json(plain.Median / ours.Median) + ", \"max_abs_error\": " + json(maxError) + "}");
 
-  PeerResult peer = runHalidePeer(w, h);
+  std::optional<std::string> peer = bench::run_peer("halide_peer", std::to_string(w) + " " + std::to_string(h));
   double compileMedian = NAN;
   for (const std::string &r : results)
     if (r.find("\"compile_blur\"") != std::string::npos)
-      compileMedian = extractNumber(r, "median");
+      compileMedian = bench::json_number(r, "median");
 
   std::string gpu;
   try {
@@ -184,10 +152,10 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < results.size(); ++i)
     std::printf("    %s%s\n", results[i].c_str(), i + 1 < results.size() ? "," : "");
   std::printf("  ],\n");
-  if (peer.Available) {
-    double halideCompile = extractNumber(peer.Json, "compile_jit_ms");
-    double halideRealize = extractNumber(peer.Json, "realize_ms");
-    std::printf("  \"halide14\": %s,\n", peer.Json.c_str());
+  if (peer) {
+    double halideCompile = bench::json_number(*peer, "compile_jit_ms");
+    double halideRealize = bench::json_number(*peer, "realize_ms");
+    std::printf("  \"halide14\": %s,\n", peer->c_str());
     std::printf("  \"ratios\": {\"compile_blur_ptxjit_over_halide\": %s, \"realize_blur_ptxjit_over_halide\": %s},\n",
                 json(compileMedian / halideCompile).c_str(), json(ours.Median / halideRealize).c_str());
   } else {
