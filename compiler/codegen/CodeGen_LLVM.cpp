@@ -103,17 +103,21 @@ void CodeGen_LLVM::visit(const Cast *op) {
 
 void CodeGen_LLVM::visit(const Variable *op) { Value = lookup(op->name); }
 
+// Signed integers of 32 bits and more do not overflow (as in Halide and C++): LLVM may then fold
+// index arithmetic, e.g. the -1 of in(x - 1) into a load's address offset. Narrower ones wrap.
+static bool overflowIsUndefined(Type t) { return t.is_int() && t.bits >= 32; }
+
 void CodeGen_LLVM::visit(const Add *op) {
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
-  Value = op->type.is_float() ? Builder->CreateFAdd(a, b) : Builder->CreateAdd(a, b);
+  Value = op->type.is_float() ? Builder->CreateFAdd(a, b) : Builder->CreateAdd(a, b, "", false, overflowIsUndefined(op->type));
 }
 void CodeGen_LLVM::visit(const Sub *op) {
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
-  Value = op->type.is_float() ? Builder->CreateFSub(a, b) : Builder->CreateSub(a, b);
+  Value = op->type.is_float() ? Builder->CreateFSub(a, b) : Builder->CreateSub(a, b, "", false, overflowIsUndefined(op->type));
 }
 void CodeGen_LLVM::visit(const Mul *op) {
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
-  Value = op->type.is_float() ? Builder->CreateFMul(a, b) : Builder->CreateMul(a, b);
+  Value = op->type.is_float() ? Builder->CreateFMul(a, b) : Builder->CreateMul(a, b, "", false, overflowIsUndefined(op->type));
 }
 
 // Euclidean division and remainder (remainder never negative); a zero divisor gives zero.

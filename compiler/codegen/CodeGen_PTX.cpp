@@ -73,7 +73,15 @@ llvm::Value *CodeGen_PTX::specialRegister(const char *kind, int dim) {
       {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
        llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z}};
   bool thread = std::string(kind) == "tid";
-  return Builder->CreateIntrinsic(ids[thread][dim], {}, {});
+  llvm::CallInst *read = Builder->CreateIntrinsic(ids[thread][dim], {}, {});
+  // The range lets LLVM drop checks the launch already guarantees (a thread loop as wide as the
+  // block) and use cheaper index arithmetic.
+  int64_t limit = thread ? Closure->block_size[dim] : dim == 0 ? INT32_MAX : 65535;
+  llvm::Type *i32 = llvm::Type::getInt32Ty(Context);
+  llvm::Metadata *range[] = {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, 0)),
+                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32, limit))};
+  read->setMetadata(llvm::LLVMContext::MD_range, llvm::MDNode::get(Context, range));
+  return read;
 }
 
 void CodeGen_PTX::add_kernel(const For *nest, const std::string &name, const KernelClosure &closure) {
@@ -97,7 +105,7 @@ void CodeGen_PTX::add_kernel(const For *nest, const std::string &name, const Ker
     push(a.name, arg);
   }
 
-  // nvvm.annotations: the function is a kernel, launched with at most these many threads.
+  // nvvm.annotations: the function is a kernel, always launched with exactly these many threads.
   llvm::NamedMDNode *annotations = Module->getOrInsertNamedMetadata("nvvm.annotations");
   auto annotate = [&](const char *key, int value) {
     llvm::Metadata *md[] = {llvm::ValueAsMetadata::get(Function), llvm::MDString::get(Context, key),
@@ -105,9 +113,9 @@ void CodeGen_PTX::add_kernel(const For *nest, const std::string &name, const Ker
     annotations->addOperand(llvm::MDNode::get(Context, md));
   };
   annotate("kernel", 1);
-  const char *maxntid[] = {"maxntidx", "maxntidy", "maxntidz"};
+  const char *reqntid[] = {"reqntidx", "reqntidy", "reqntidz"};
   for (int d = 0; d < 3; ++d)
-    annotate(maxntid[d], static_cast<int>(closure.block_size[d]));
+    annotate(reqntid[d], static_cast<int>(closure.block_size[d]));
   if (closure.shared_bytes > 0 && !SharedMemory)
     SharedMemory = new llvm::GlobalVariable(*Module, llvm::ArrayType::get(llvm::Type::getInt8Ty(Context), 0), false,
                                             llvm::GlobalValue::ExternalLinkage, nullptr, "ptxjit_shared", nullptr,
@@ -128,7 +136,7 @@ void CodeGen_PTX::visit(const For *op) {
     auto it = std::find(Closure->block_loops.begin(), Closure->block_loops.end(), op);
     PTXJIT_INTERNAL_ASSERT(it != Closure->block_loops.end(), "GPU loop " + op->name + " is not in its kernel's closure");
     llvm::Value *index = specialRegister("ctaid", static_cast<int>(it - Closure->block_loops.begin()));
-    push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name));
+    push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name, false, true));
     codegen(op->body);
     pop(op->name);
     return;
@@ -137,7 +145,7 @@ void CodeGen_PTX::visit(const For *op) {
     auto it = Closure->thread_dims.find(op);
     PTXJIT_INTERNAL_ASSERT(it != Closure->thread_dims.end(), "GPU loop " + op->name + " is not in its kernel's closure");
     llvm::Value *index = specialRegister("tid", it->second);
-    push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name));
+    push(op->name, Builder->CreateAdd(codegen(op->min), index, op->name, false, true));
     // Threads past this loop's extent (the block is as wide as the widest loop) do nothing.
     llvm::Value *inside = Builder->CreateICmpSLT(index, codegen(op->extent));
     llvm::BasicBlock *body = llvm::BasicBlock::Create(Context, op->name + ".body", Function);

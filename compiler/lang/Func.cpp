@@ -329,6 +329,9 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
     throw CompileError("split of " + name() + "." + old.name() + ": the factor must be positive, not " +
                        std::to_string(*c));
   Dim d = s.dims[i];
+  if (tail == TailStrategy::ShiftInward && Index > 0)
+    throw CompileError("split of " + name() + "." + old.name() + ": TailStrategy::ShiftInward computes some points "
+                       "twice, which only a pure definition allows; use GuardWithIf");
   s.splits.push_back({Split::SplitVar, old.name(), outer.name(), inner.name(), cast(Int(32), factor), tail});
   Dim innerDim{inner.name(), d.for_type, d.is_rvar}, outerDim{outer.name(), ForType::Serial, d.is_rvar};
   s.dims[i] = innerDim;

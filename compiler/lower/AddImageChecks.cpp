@@ -38,10 +38,21 @@ private:
   }
 };
 
-// The checks go inside the leading lets, which define the output's region they refer to.
+bool isChecks(const Stmt &s) {
+  if (s.as<AssertStmt>())
+    return true;
+  const auto *block = s.as<Block>();
+  return block && isChecks(block->first) && isChecks(block->rest);
+}
+
+// The checks go inside the leading lets, which define the output's region they refer to, and
+// after the output's own checks: an output its schedule cannot fill is named before the inputs
+// that region would read.
 Stmt insertInsideLets(const Stmt &s, const Stmt &checks) {
   if (const auto *let = s.as<LetStmt>())
     return LetStmt::make(let->name, let->value, insertInsideLets(let->body, checks));
+  if (const auto *block = s.as<Block>(); block && isChecks(block->first))
+    return Block::make(block->first, Block::make(checks, block->rest));
   return Block::make(checks, s);
 }
 

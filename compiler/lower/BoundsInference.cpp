@@ -132,7 +132,7 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body) {
   return result;
 }
 
-Stmt define_output_bounds(const FunctionContents &output, const Stmt &s) {
+Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const std::vector<Stmt> &scheduleChecks) {
   std::vector<std::pair<std::string, Expr>> lets;
   Box region;
   for (size_t i = 0; i < output.args.size(); ++i) {
@@ -144,7 +144,7 @@ Stmt define_output_bounds(const FunctionContents &output, const Stmt &s) {
       lets.emplace_back(stageVar(output, k, output.args[i], "max"), max);
     }
   }
-  std::vector<Stmt> checks;
+  std::vector<Stmt> checks = scheduleChecks;
   Box writes = updateWrites(output, region);
   std::vector<bool> written = writtenDims(output);
   for (size_t i = 0; i < output.args.size(); ++i) {

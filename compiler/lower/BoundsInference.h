@@ -15,8 +15,10 @@ ir::Stmt define_compute_bounds(const FunctionContents &f, const ir::Stmt &produc
 /// Wraps `body` in f's Realize, sized to what `body` touches.
 ir::Stmt realize_with_bounds(const FunctionContents &f, const ir::Stmt &body);
 
-/// Defines the output's region from its buffer and checks that its updates stay inside it.
-ir::Stmt define_output_bounds(const FunctionContents &output, const ir::Stmt &s);
+/// Defines the output's region from its buffer and checks that its updates stay inside it, after
+/// `scheduleChecks` (stated over that region).
+ir::Stmt define_output_bounds(const FunctionContents &output, const ir::Stmt &s,
+                              const std::vector<ir::Stmt> &scheduleChecks);
 
 } // namespace ptxjit::lower
 

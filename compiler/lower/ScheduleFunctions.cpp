@@ -150,7 +150,7 @@ private:
 
 } // namespace
 
-Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
+Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vector<Stmt> *outputChecks) {
   const Definition &d = f.stage(stageIndex);
   const std::string prefix = stagePrefix(f, stageIndex);
 
@@ -211,9 +211,13 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
     const Split &s = schedule.splits[k];
     const SplitBases &b = splitBases[k];
     if (s.kind == Split::SplitVar) {
-      Expr value = var(prefix + s.outer) * s.factor + var(prefix + s.inner) + bound(b.old_var, "loop_min");
-      body = IfThenElse::make(LE::make(var(prefix + s.old_var), bound(b.old_var, "loop_max")), body);
-      body = LetStmt::make(prefix + s.old_var, value, body);
+      Expr start = var(prefix + s.outer) * s.factor + bound(b.old_var, "loop_min");
+      if (s.tail == TailStrategy::ShiftInward) {
+        start = min(start, bound(b.old_var, "loop_max") + 1 - s.factor);
+      } else {
+        body = IfThenElse::make(LE::make(var(prefix + s.old_var), bound(b.old_var, "loop_max")), body);
+      }
+      body = LetStmt::make(prefix + s.old_var, start + var(prefix + s.inner), body);
     } else {
       // The clamps never bind; they let bounds inference see each variable's exact range.
       Expr fused = var(prefix + s.old_var);
@@ -231,15 +235,18 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
 
   // Loop bounds, outermost first: the region or RDom, then each split's loops.
   std::vector<std::pair<std::string, Expr>> lets;
-  auto defineLoop = [&](const std::string &b, Expr min, Expr extent) {
+  // A known max is used as it is: recomputed from min and extent, bounds inference would see
+  // min - min as a range instead of 0 (shifted tails are bounded by the loop's max).
+  auto defineLoop = [&](const std::string &b, Expr min, Expr extent, Expr max = Expr()) {
     lets.emplace_back(b + ".loop_min", min);
     lets.emplace_back(b + ".loop_extent", extent);
-    lets.emplace_back(b + ".loop_max", bound(b, "loop_min") + bound(b, "loop_extent") - 1);
+    lets.emplace_back(b + ".loop_max", max.defined() ? max : bound(b, "loop_min") + bound(b, "loop_extent") - 1);
   };
   for (size_t i = 0; i < d.args.size(); ++i)
-    if (const auto *v = d.args[i].as<Variable>(); v && v->name == f.args[i])
-      defineLoop(prefix + v->name, var(prefix + v->name + ".min"),
-                 var(prefix + v->name + ".max") - var(prefix + v->name + ".min") + 1);
+    if (const auto *v = d.args[i].as<Variable>(); v && v->name == f.args[i]) {
+      Expr min = var(prefix + v->name + ".min"), max = var(prefix + v->name + ".max");
+      defineLoop(prefix + v->name, min, max - min + 1, max);
+    }
   if (d.rdom)
     for (const ReductionVariable &rv : d.rdom->domain)
       defineLoop(prefix + rv.var, substitute(renames, rv.min), substitute(renames, rv.extent));
@@ -253,6 +260,23 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex) {
       defineLoop(b.old_var, 0, bound(b.inner, "loop_extent") * bound(b.outer, "loop_extent"));
     }
   }
+  // The output's region is the buffer's: a shifted tail must not start before it. The checks are
+  // stated over the stage's region (the loop bounds substituted), to run before anything else.
+  if (outputChecks)
+    for (size_t k = 0; k < schedule.splits.size(); ++k) {
+      const Split &s = schedule.splits[k];
+      if (s.kind != Split::SplitVar || s.tail != TailStrategy::ShiftInward)
+        continue;
+      Expr extent = bound(splitBases[k].old_var, "loop_extent");
+      for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+        extent = substitute(it->first, it->second, extent);
+      outputChecks->push_back(AssertStmt::make(GE::make(extent, s.factor),
+                                               "output " + f.name + " has extent % in " + s.old_var +
+                                                   ", less than the factor % of its split with "
+                                                   "TailStrategy::ShiftInward; make the output at least that "
+                                                   "large or use GuardWithIf",
+                                               {extent, s.factor}));
+    }
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)
     body = LetStmt::make(it->first, it->second, body);
   return body;
@@ -263,9 +287,9 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
   if (output->computed_at().kind == LoopLevel::At || output->stored_at().kind == LoopLevel::At)
     throw CompileError("Func " + output->name + " is the pipeline's output and cannot be computed or stored at "
                        "another Func's loop");
-  std::vector<Stmt> stages;
+  std::vector<Stmt> stages, outputChecks;
   for (int s = 0; s < output->num_stages(); ++s)
-    stages.push_back(build_stage_loop_nest(*output, s));
+    stages.push_back(build_stage_loop_nest(*output, s, &outputChecks));
   Stmt result = ProducerConsumer::make(output->name, true, Block::make(stages));
 
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -291,7 +315,7 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
     result = injectAt(result, compute, f.name, "computed", [&](const Stmt &consumer) {
       std::vector<Stmt> stageNests;
       for (int s = 0; s < f.num_stages(); ++s)
-        stageNests.push_back(build_stage_loop_nest(f, s));
+        stageNests.push_back(build_stage_loop_nest(f, s, nullptr));
       Stmt produce = ProducerConsumer::make(f.name, true, Block::make(stageNests));
       Stmt consume = ProducerConsumer::make(f.name, false, consumer);
       return define_compute_bounds(f, Block::make(produce, consume), consumer);
@@ -304,7 +328,7 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
       throw CompileError("Func " + f.name + " is computed at " + describe(compute) + " and stored at " +
                          describe(store) + ", but it is also used outside that loop; compute it further out");
   }
-  return define_output_bounds(*output, result);
+  return define_output_bounds(*output, result, outputChecks);
 }
 
 } // namespace ptxjit::lower

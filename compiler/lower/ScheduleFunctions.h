@@ -9,13 +9,16 @@
 #include "RealizationOrder.h"
 #include "ir/IR.h"
 
+#include <vector>
+
 namespace ptxjit::lower {
 
 ir::Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
                             const std::vector<std::string> &order);
 
-/// The loop nest of one stage, over the symbolic region f.s<k>.<var>.min/max.
-ir::Stmt build_stage_loop_nest(const FunctionContents &f, int stage);
+/// The loop nest of one stage, over the symbolic region f.s<k>.<var>.min/max. For the output,
+/// `outputChecks` receives the checks that its region is large enough for its shifted tails.
+ir::Stmt build_stage_loop_nest(const FunctionContents &f, int stage, std::vector<ir::Stmt> *outputChecks);
 
 } // namespace ptxjit::lower
 

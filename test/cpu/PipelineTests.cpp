@@ -306,6 +306,47 @@ TEST_CASE("Splits that reuse a loop name guard each split's own variable", "[cpu
   }
 }
 
+TEST_CASE("Shifted tails compute some points twice and never leave the region", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  SECTION("a tiled, vectorized blur whose tiles and producer tiles are all full") {
+    Blur3x3 b;
+    b.by.tile(b.x, b.y, b.xi, b.yi, 16, 8, TailStrategy::ShiftInward).vectorize(b.xi, 8).parallel(b.y);
+    b.bx.compute_at(b.by, b.x).vectorize(b.x, 8, TailStrategy::ShiftInward);
+    checkBlur3x3(b.by, b.in, seed, 101, 37);
+    checkBlur3x3(b.by, b.in, seed + 1, 16, 8);
+  }
+  SECTION("an output smaller than the factor is an error naming it") {
+    Blur3x3 b;
+    b.by.split(b.x, b.x, b.xi, 16, TailStrategy::ShiftInward);
+    CHECK_THROWS_WITH(checkBlur3x3(b.by, b.in, seed, 9, 4),
+                      Catch::Contains("output blur_y has extent 9 in x, less than the factor 16"));
+  }
+  SECTION("an intermediate smaller than the factor is computed over a larger region") {
+    ImageParam in(Float(32), 1, "in");
+    Var x("x"), xo("xo"), xi("xi");
+    Func g("g"), f("f");
+    g(x) = in(x) * 2.0f;
+    f(x) = g(x) + g(x + 1);
+    g.compute_root().split(x, xo, xi, 8, TailStrategy::ShiftInward);
+    Buffer<float> input(12);
+    input.set_min({-8});
+    fill_random(input, seed);
+    in.set(input);
+    Buffer<float> out = Pipeline(f).realize<float>({3});
+    check_against(out, [&](const std::vector<int> &c) { return input(c[0]) * 2.0f + input(c[0] + 1) * 2.0f; });
+  }
+  SECTION("only pure definitions may shift") {
+    Var x("x"), xo("xo"), xi("xi");
+    RDom r(0, 10, "r");
+    Func h("h");
+    h(x) = 0;
+    h(x) += r;
+    CHECK_THROWS_WITH(h.update(0).split(x, xo, xi, 2, TailStrategy::ShiftInward),
+                      Catch::Contains("ShiftInward") && Catch::Contains("pure definition"));
+  }
+}
+
 TEST_CASE("Atomic updates let a histogram's RVar loop run in parallel", "[cpu][pipeline]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);

@@ -128,10 +128,10 @@ struct Blur {
   ImageParam in{Float(32), 2, "in"};
   Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
   Func bx{"blur_x"}, by{"blur_y"};
-  Blur() {
+  explicit Blur(TailStrategy tail = TailStrategy::Auto) {
     bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
     by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
-    by.gpu_tile(x, y, xi, yi, 32, 8);
+    by.gpu_tile(x, y, xi, yi, 32, 8, tail);
   }
   Buffer<float> input(int w, int h, uint32_t seed) {
     Buffer<float> b(w + 2, h + 2);
@@ -155,9 +155,11 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
-  auto checkSizes = [&](Blur &b) {
+  auto checkSizes = [&](Blur &b, bool smallerThanTile = true) {
     Pipeline p = onGPU(b.by);
     for (auto [w, h] : {std::pair{64, 64}, std::pair{1000, 37}, std::pair{7, 3}, std::pair{513, 257}}) {
+      if (!smallerThanTile && (w < 32 || h < 8))
+        continue;
       INFO(w << "x" << h);
       Buffer<float> input = b.input(w, h, seed);
       Buffer<float> out(w, h);
@@ -174,6 +176,19 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
     Blur b;
     b.bx.compute_at(b.by, b.x).gpu_threads(b.x, b.y);
     checkSizes(b);
+  }
+  SECTION("blur with shifted tails, inline and with its producer in shared memory") {
+    for (bool shared : {false, true}) {
+      INFO((shared ? "shared" : "inline"));
+      Blur b(TailStrategy::ShiftInward);
+      if (shared)
+        b.bx.compute_at(b.by, b.x).gpu_threads(b.x, b.y);
+      checkSizes(b, false);
+      b.input(7, 3, seed);
+      Buffer<float> small(7, 3);
+      CHECK_THROWS_WITH(onGPU(b.by).realize(small),
+                        Catch::Contains("output blur_y has extent 7 in x, less than the factor 32"));
+    }
   }
   SECTION("blur with its producer in each thread's registers") {
     Blur b;

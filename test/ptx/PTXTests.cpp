@@ -59,7 +59,7 @@ TEST_CASE("PTX for a pointwise pipeline on sm_80 and sm_90a", "[ptx]") {
     CHECK_THAT(ptx, Catch::Contains(".entry ptxjit_pointwise"));
     CHECK_THAT(ptx, Catch::Contains("ld.global.nc.f32"));  // the read-only input
     CHECK_THAT(ptx, Catch::Contains("st.global.f32"));
-    CHECK_THAT(ptx, Catch::Contains(".maxntid 32, 8, 1"));
+    CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 8, 1"));
     CHECK_THAT(ptx, !Catch::Contains("__nv_"));   // libdevice linked and inlined
     CHECK_THAT(ptx, !Catch::Contains("bar.sync")); // no shared memory, no barrier
     CHECK(assemble(ptx, arch).empty());
@@ -102,8 +102,29 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   CHECK_THAT(ptx, Catch::Contains("st.shared.f32"));
   CHECK_THAT(ptx, Catch::Contains("ld.shared.f32"));
   CHECK_THAT(ptx, Catch::Contains("bar.sync"));
-  CHECK_THAT(ptx, Catch::Contains(".maxntid 32, 10, 1")); // the producer's tile: 8 rows and a row above and below
+  CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 10, 1")); // the producer's tile: 8 rows and a row above and below
   CHECK(assemble(ptx, "sm_80").empty());
+}
+
+TEST_CASE("PTX for a blur with shifted tails: full tiles, no guards", "[ptx]") {
+  for (bool shared : {false, true}) {
+    INFO((shared ? "shared" : "inline"));
+    Pipelines p;
+    Func bx("blur_x"), by("blur_y");
+    bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
+    by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
+    by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8, TailStrategy::ShiftInward);
+    if (shared)
+      bx.compute_at(by, p.x).gpu_threads(p.x, p.y);
+    std::string ptx = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+    // Every thread of a block computes: the only branch left skips the producer's two extra
+    // rows in the consumer (threads 8 and 9 of y).
+    size_t branches = 0;
+    for (size_t at = ptx.find("@%p"); at != std::string::npos; at = ptx.find("@%p", at + 1))
+      ++branches;
+    CHECK(branches == (shared ? 1u : 0u));
+    CHECK(assemble(ptx, "sm_80").empty());
+  }
 }
 
 TEST_CASE("PTX for a producer in storage of each thread's own", "[ptx]") {

@@ -23,6 +23,10 @@ enum class TailStrategy {
   Auto,        ///< GuardWithIf
   GuardWithIf, ///< the last iteration skips the points past the end; vectorized and unrolled
                ///< loops take a fast path for every full iteration
+  ShiftInward, ///< the last iteration moves back to end at the last point, computing some points
+               ///< twice: every iteration is full (no guard, tiles of constant size). Pure
+               ///< definitions only; the extent must be at least the factor (checked at run time
+               ///< for the output; an intermediate is computed over a larger region instead).
 };
 
 /// A Var or an RVar, as schedules name loops.
