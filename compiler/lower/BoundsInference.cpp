@@ -123,7 +123,9 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body) {
     std::string min = buffer_field_name(f.name, "min", static_cast<int>(i));
     std::string extent = buffer_field_name(f.name, "extent", static_cast<int>(i));
     lets.emplace_back(min, simplify(touched[i].min));
-    lets.emplace_back(extent, simplify(touched[i].max - var(min) + 1));
+    // From both bounds, not the min's let: min(...) + 31 - min(...) simplifies to a constant
+    // extent (a shifted tile), which makes the storage's strides constant.
+    lets.emplace_back(extent, simplify(touched[i].max - touched[i].min + 1));
     bounds.push_back({var(min), var(extent)});
   }
   Stmt result = Realize::make(f.name, f.type, bounds, body, f.memory_type);
