@@ -12,9 +12,18 @@ using namespace ir;
 
 CodeGen_LLVM::CodeGen_LLVM(llvm::LLVMContext &context, const Target &target)
     : Context(context), TheTarget(target), Builder(std::make_unique<llvm::IRBuilder<>>(context)) {
+  // Fast math unless strict_float, as in Halide: no NaNs or infinities assumed, signed zeros
+  // ignored, reassociation, contraction into FMA and approximate functions allowed; not
+  // reciprocals, which lose too much.
   llvm::FastMathFlags flags;
-  if (!target.has_feature(Target::Feature::StrictFloat))
+  if (!target.has_feature(Target::Feature::StrictFloat)) {
+    flags.setNoNaNs();
+    flags.setNoInfs();
+    flags.setNoSignedZeros();
+    flags.setAllowReassoc();
     flags.setAllowContract(true);
+    flags.setApproxFunc();
+  }
   Builder->setFastMathFlags(flags);
 }
 
@@ -107,11 +116,39 @@ void CodeGen_LLVM::visit(const Variable *op) { Value = lookup(op->name); }
 // index arithmetic, e.g. the -1 of in(x - 1) into a load's address offset. Narrower ones wrap.
 static bool overflowIsUndefined(Type t) { return t.is_int() && t.bits >= 32; }
 
+// a * b + c as llvm.fmuladd, which the backend fuses into one FMA even where the product and the
+// sum would end up in different basic blocks (with a wide load between them, say). Null when
+// strict_float or when neither operand is a product.
+llvm::Value *CodeGen_LLVM::multiplyAdd(const Expr &x, const Expr &y, bool subtract) {
+  if (!x.type().is_float() || TheTarget.has_feature(Target::Feature::StrictFloat))
+    return nullptr;
+  const Mul *product = x.as<Mul>();
+  Expr addend = y;
+  bool negateProduct = false, negateAddend = subtract;
+  if (!product && (product = y.as<Mul>())) {
+    addend = x;
+    negateProduct = subtract;
+    negateAddend = false;
+  }
+  if (!product)
+    return nullptr;
+  llvm::Value *a = codegen(product->a), *b = codegen(product->b), *c = codegen(addend);
+  if (negateProduct)
+    a = Builder->CreateFNeg(a);
+  if (negateAddend)
+    c = Builder->CreateFNeg(c);
+  return Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
+}
+
 void CodeGen_LLVM::visit(const Add *op) {
+  if ((Value = multiplyAdd(op->a, op->b, false)))
+    return;
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
   Value = op->type.is_float() ? Builder->CreateFAdd(a, b) : Builder->CreateAdd(a, b, "", false, overflowIsUndefined(op->type));
 }
 void CodeGen_LLVM::visit(const Sub *op) {
+  if ((Value = multiplyAdd(op->a, op->b, true)))
+    return;
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
   Value = op->type.is_float() ? Builder->CreateFSub(a, b) : Builder->CreateSub(a, b, "", false, overflowIsUndefined(op->type));
 }
@@ -260,7 +297,7 @@ void CodeGen_LLVM::visit(const Load *op) {
     return;
   }
   if (llvm::Value *base = denseBase(op->index)) {
-    Value = fromStorage(Builder->CreateAlignedLoad(storage, elementPointer(op->name, t, base), align));
+    Value = fromStorage(dense_vector_load(storage, elementPointer(op->name, t, base), align));
     return;
   }
   llvm::Value *indices = codegen(op->index);
@@ -272,6 +309,14 @@ void CodeGen_LLVM::visit(const Load *op) {
     result = Builder->CreateInsertElement(result, lane, i);
   }
   Value = fromStorage(result);
+}
+
+llvm::Value *CodeGen_LLVM::dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign) {
+  return Builder->CreateAlignedLoad(type, pointer, elementAlign);
+}
+
+void CodeGen_LLVM::dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign) {
+  Builder->CreateAlignedStore(value, pointer, elementAlign);
 }
 
 void CodeGen_LLVM::atomicAdd(const Store *op) {
@@ -317,7 +362,7 @@ void CodeGen_LLVM::visit(const Store *op) {
     return;
   }
   if (llvm::Value *base = denseBase(op->index)) {
-    Builder->CreateAlignedStore(value, elementPointer(op->name, t, base), align);
+    dense_vector_store(value, elementPointer(op->name, t, base), align);
     return;
   }
   llvm::Value *indices = codegen(op->index);

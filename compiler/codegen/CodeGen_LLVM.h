@@ -88,12 +88,18 @@ protected:
   /// A math function call; the host and device map names differently.
   virtual llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args);
 
+  /// A load or store of consecutive elements at `pointer`, aligned to an element. The device
+  /// makes wide accesses where the address allows them.
+  virtual llvm::Value *dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign);
+  virtual void dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign);
+
 private:
   llvm::Value *compare(const ir::BaseExprNode *op, const Expr &a, const Expr &b, llvm::CmpInst::Predicate s,
                        llvm::CmpInst::Predicate u, llvm::CmpInst::Predicate f);
   llvm::Value *integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod);
   llvm::Value *elementPointer(const std::string &buffer, Type t, llvm::Value *index);
   void atomicAdd(const ir::Store *op);
+  llvm::Value *multiplyAdd(const Expr &x, const Expr &y, bool subtract);
   llvm::Value *denseBase(const Expr &index);
 };
 

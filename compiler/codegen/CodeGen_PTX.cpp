@@ -174,6 +174,82 @@ void CodeGen_PTX::visit(const For *op) {
 
 void CodeGen_PTX::barrier() { Builder->CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
+// A vector of consecutive elements is loaded or stored 16 (or 8) bytes at a time, as
+// ld.global.v4.f32 and the like, where its address is a multiple of that. A buffer's device
+// pointer is only known to be aligned to its element (a crop may start anywhere), so the
+// address is tested at run time: wide accesses where it is aligned, element ones where not.
+// LLVM drops the test where it can prove the alignment.
+llvm::Align CodeGen_PTX::wideAlignment(llvm::Type *type, llvm::Align elementAlign) const {
+  uint64_t bytes = Module->getDataLayout().getTypeStoreSize(type);
+  uint64_t wide = std::min<uint64_t>(bytes, 16);
+  return (wide == 8 || wide == 16) && bytes % wide == 0 && wide > elementAlign.value() ? llvm::Align(wide)
+                                                                                         : elementAlign;
+}
+
+template <typename Access>
+llvm::Value *CodeGen_PTX::byAlignment(llvm::Value *pointer, llvm::Align wide, Access access) {
+  llvm::Value *address = Builder->CreatePtrToInt(pointer, Builder->getInt64Ty());
+  llvm::Value *aligned = Builder->CreateICmpEQ(Builder->CreateAnd(address, wide.value() - 1), Builder->getInt64(0));
+  llvm::BasicBlock *wideBlock = llvm::BasicBlock::Create(Context, "wide_access", Function);
+  llvm::BasicBlock *narrowBlock = llvm::BasicBlock::Create(Context, "element_access", Function);
+  llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, "access_done", Function);
+  Builder->CreateCondBr(aligned, wideBlock, narrowBlock);
+  Builder->SetInsertPoint(wideBlock);
+  llvm::Value *wideResult = access(true);
+  Builder->CreateBr(after);
+  Builder->SetInsertPoint(narrowBlock);
+  llvm::Value *narrowResult = access(false);
+  Builder->CreateBr(after);
+  Builder->SetInsertPoint(after);
+  if (!wideResult)
+    return nullptr;
+  llvm::PHINode *phi = Builder->CreatePHI(wideResult->getType(), 2);
+  phi->addIncoming(wideResult, wideBlock);
+  phi->addIncoming(narrowResult, narrowBlock);
+  return phi;
+}
+
+// The element accesses are written out one by one: as one vector access of lower alignment,
+// LLVM would merge the two paths back into it.
+llvm::Value *CodeGen_PTX::dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign) {
+  llvm::Align wide = wideAlignment(type, elementAlign);
+  if (wide == elementAlign)
+    return CodeGen_LLVM::dense_vector_load(type, pointer, elementAlign);
+  auto *vector = llvm::cast<llvm::FixedVectorType>(type);
+  llvm::Type *element = vector->getElementType();
+  return byAlignment(pointer, wide, [&](bool isWide) -> llvm::Value * {
+    if (isWide)
+      return Builder->CreateAlignedLoad(type, pointer, wide);
+    llvm::Value *result = llvm::PoisonValue::get(type);
+    for (unsigned i = 0; i < vector->getNumElements(); ++i) {
+      llvm::Value *lane = Builder->CreateAlignedLoad(element, Builder->CreateConstInBoundsGEP1_32(element, pointer, i),
+                                                     elementAlign);
+      result = Builder->CreateInsertElement(result, lane, i);
+    }
+    return result;
+  });
+}
+
+void CodeGen_PTX::dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign) {
+  llvm::Align wide = wideAlignment(value->getType(), elementAlign);
+  if (wide == elementAlign) {
+    CodeGen_LLVM::dense_vector_store(value, pointer, elementAlign);
+    return;
+  }
+  auto *vector = llvm::cast<llvm::FixedVectorType>(value->getType());
+  llvm::Type *element = vector->getElementType();
+  byAlignment(pointer, wide, [&](bool isWide) -> llvm::Value * {
+    if (isWide) {
+      Builder->CreateAlignedStore(value, pointer, wide);
+      return nullptr;
+    }
+    for (unsigned i = 0; i < vector->getNumElements(); ++i)
+      Builder->CreateAlignedStore(Builder->CreateExtractElement(value, i),
+                                  Builder->CreateConstInBoundsGEP1_32(element, pointer, i), elementAlign);
+    return nullptr;
+  });
+}
+
 // A Func stored at a block loop gets its part of the shared block; one stored inside thread
 // loops, an array of each thread's own.
 void CodeGen_PTX::visit(const Allocate *op) {

@@ -39,6 +39,8 @@ protected:
   void visit(const ir::AssertStmt *) override;
   void visit(const ir::ProducerConsumer *) override;
   llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) override;
+  llvm::Value *dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign) override;
+  void dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign) override;
 
 private:
   std::unique_ptr<llvm::TargetMachine> Machine;
@@ -49,6 +51,11 @@ private:
   int BlockSerialDepth = 0; // serial loops around it, outside thread loops
   llvm::Value *specialRegister(const char *kind, int dim);
   void barrier();
+  /// The alignment of a wide access to `type` (8 or 16 bytes), or `elementAlign` if none fits.
+  llvm::Align wideAlignment(llvm::Type *type, llvm::Align elementAlign) const;
+  /// Branches on whether `pointer` is aligned to `wide`: access(true) or access(false), joined
+  /// with a phi when they return values.
+  template <typename Access> llvm::Value *byAlignment(llvm::Value *pointer, llvm::Align wide, Access access);
 };
 
 /// The sm_XX name of a resolved target's capability (sm_90a for cuda_capability_90a).

@@ -127,6 +127,37 @@ TEST_CASE("PTX for a blur with shifted tails: full tiles, no guards", "[ptx]") {
   }
 }
 
+TEST_CASE("PTX for vectorized GPU loops: 128-bit loads and stores where aligned", "[ptx]") {
+  ImageParam X(Float(32), 1, "X"), Y(Float(32), 1, "Y");
+  Param<float> a("a");
+  Var i("i"), io("io"), ii("ii"), iv("iv");
+  Func axpy("axpy");
+  axpy(i) = a * X(i) + Y(i);
+  axpy.split(i, i, iv, 4).vectorize(iv).gpu_tile(i, io, ii, 64);
+  std::string ptx = Pipeline(axpy).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains("ld.global.nc.v4.f32"));
+  CHECK_THAT(ptx, Catch::Contains("st.global.v4.f32"));
+  CHECK_THAT(ptx, Catch::Contains("ld.global.nc.f32")); // where the address is not 16-byte aligned
+  CHECK(assemble(ptx, "sm_80").empty());
+}
+
+TEST_CASE("PTX is fast math unless strict_float", "[ptx]") {
+  ImageParam X(Float(32), 1, "X"), Y(Float(32), 1, "Y");
+  Var i("i"), io("io"), ii("ii");
+  Func f("f");
+  f(i) = X(i) * Y(i) - X(i + 1) / 3.0f;
+  f.gpu_tile(i, io, ii, 64);
+  std::string fast = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(fast, Catch::Contains("fma.rn.f32"));
+  CHECK_THAT(fast, !Catch::Contains("div.rn.f32"));
+  std::string strict = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80-strict_float"));
+  CHECK_THAT(strict, !Catch::Contains("fma.rn.f32"));
+  CHECK_THAT(strict, Catch::Contains("mul.rn.f32"));
+  CHECK_THAT(strict, Catch::Contains("div.rn.f32"));
+  CHECK(assemble(fast, "sm_80").empty());
+  CHECK(assemble(strict, "sm_80").empty());
+}
+
 TEST_CASE("PTX for a producer in storage of each thread's own", "[ptx]") {
   Pipelines p;
   Func bx("blur_x"), by("blur_y");
