@@ -63,10 +63,14 @@ void copy_to_device(RawBuffer &buffer, JITUserContext *context) {
       int r = call.Handlers.device_malloc
                   ? call.Handlers.device_malloc(call.User, scoped.context(), scoped.stream(), request, &pointer)
                   : cu::pool_malloc(cu::PoolKind::Buffer, scoped.stream(), request, &pointer);
-      if (r != 0)
-        throw RuntimeError("out of device memory allocating " + std::to_string(request) + " bytes for a Buffer: " +
-                           (call.Handlers.device_malloc ? "device_malloc returned " : "") +
+      if (r != 0) {
+        CUdevice device = -1;
+        cu::driver().cuCtxGetDevice(&device);
+        throw RuntimeError((r == CUDA_ERROR_OUT_OF_MEMORY ? "out of device memory allocating " : "allocating ") +
+                           std::to_string(request) + " bytes for a Buffer on device " + std::to_string(device) +
+                           ": " + (call.Handlers.device_malloc ? "device_malloc returned " : "") +
                            (r > 0 ? cu::describe(CUresult(r)) : std::to_string(r)));
+      }
       buffer.set_owned_device(pointer, bufferMemoryOwner(pointer, scoped.context(), call.Handlers.device_free));
     }
     if (bytes && buffer.host_bytes())

@@ -423,6 +423,20 @@ TEST_CASE("Buffers' device copies come from a pool of their own", "[gpu]") {
   CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).reserved_bytes == held.reserved_bytes);
   CHECK(JIT::device_memory_statistics(0).allocations == transientBefore.allocations);
 
+  // Out of memory (a device-only view of 4 TiB): the error names the size and the device, and
+  // the pool's statistics stay where they were.
+  DeviceMemoryStatistics beforeOOM = JIT::device_memory_statistics(0, DeviceMemory::Buffers);
+  RawBuffer huge = RawBuffer::view(buffer_type_of<float>(), {{0, 1 << 20, 1, 0}, {0, 1 << 20, 1 << 20, 0}},
+                                   nullptr, 0, nullptr);
+  CHECK_THROWS_WITH(copy_to_device(huge), Catch::Contains("out of device memory allocating 4398046511104 bytes for "
+                                                          "a Buffer on device 0") &&
+                                              Catch::Contains("CUDA_ERROR_OUT_OF_MEMORY"));
+  CHECK(huge.device() == 0);
+  DeviceMemoryStatistics afterOOM = JIT::device_memory_statistics(0, DeviceMemory::Buffers);
+  CHECK(afterOOM.failed_allocations == beforeOOM.failed_allocations + 1);
+  CHECK(afterOOM.allocations == beforeOOM.allocations);
+  CHECK(afterOOM.used_bytes == beforeOOM.used_bytes);
+
   // Trimming keeps the memory a live Buffer holds.
   JIT::trim_device_memory(0, 0);
   CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).reserved_bytes >= bytes);
