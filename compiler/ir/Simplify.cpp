@@ -102,6 +102,10 @@ public:
 
 private:
   std::map<std::string, Expr> LetReplacements;
+  // The ranges of the loop variables around the code being simplified, where constant: a
+  // comparison that holds (or fails) over a whole range folds, such as the guard xi * 8 + 7 <= 255
+  // of a vectorized loop over xi in [0, 31]. Lets and loops of the same name shadow them.
+  Scope LoopBounds;
   // Off in simplify(): pushing sums inside min/max helps bound an expression but can split
   // terms that would otherwise cancel, as in x + (min(x + 33, end) - x).
   bool PushIntoMinMax;
@@ -302,12 +306,35 @@ private:
   Expr visit(const Min *op) override { return minOrMax(op, true); }
   Expr visit(const Max *op) override { return minOrMax(op, false); }
 
-  // Folds comparisons of constants and of integer expressions whose difference is constant.
-  template <typename Node, typename Compare> Expr compare(const Node *op, Compare cmp) {
+  // Whether cmp(a - b, 0) holds for every value the loop variables give a - b (true), for none
+  // (false), or depends. Ordering comparisons only need the ends of the range.
+  template <typename Compare> std::optional<bool> overLoopBounds(const Expr &a, const Expr &b, bool ordering, Compare cmp) {
+    if (LoopBounds.empty() || !a.type().is_int())
+      return std::nullopt;
+    Interval range = bounds_of_expr_in_scope(mutate(Sub::make(a, b)), LoopBounds);
+    auto constant = [&](const Expr &e, int64_t *out) {
+      Expr folded = e.defined() ? mutate(e) : Expr();
+      const auto *c = folded.defined() ? folded.as<IntImm>() : nullptr;
+      if (c)
+        *out = c->value;
+      return c != nullptr;
+    };
+    int64_t lo = 0, hi = 0;
+    if (!constant(range.min, &lo) || !constant(range.max, &hi) || (!ordering && lo != hi))
+      return std::nullopt;
+    bool atLo = cmp(lo, int64_t(0)), atHi = cmp(hi, int64_t(0));
+    return atLo == atHi ? std::optional<bool>(atLo) : std::nullopt;
+  }
+
+  // Folds comparisons of constants and of integer expressions whose difference is constant, or
+  // of one sign over the loops' ranges.
+  template <typename Node, typename Compare> Expr compare(const Node *op, Compare cmp, bool ordering = true) {
     Expr a = mutate(op->a), b = mutate(op->b);
     if (op->type.is_scalar()) {
       if (auto d = constantDifference(a, b))
         return make_bool(cmp(*d, int64_t(0)));
+      if (auto holds = overLoopBounds(a, b, ordering, cmp))
+        return make_bool(*holds);
       Type t = a.type();
       if (t.is_float()) {
         auto fa = as_const_float(a), fb = as_const_float(b);
@@ -322,8 +349,8 @@ private:
     return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Node::make(a, b);
   }
 
-  Expr visit(const EQ *op) override { return compare(op, [](auto x, auto y) { return x == y; }); }
-  Expr visit(const NE *op) override { return compare(op, [](auto x, auto y) { return x != y; }); }
+  Expr visit(const EQ *op) override { return compare(op, [](auto x, auto y) { return x == y; }, false); }
+  Expr visit(const NE *op) override { return compare(op, [](auto x, auto y) { return x != y; }, false); }
   Expr visit(const LT *op) override { return compare(op, [](auto x, auto y) { return x < y; }); }
   Expr visit(const LE *op) override { return compare(op, [](auto x, auto y) { return x <= y; }); }
   Expr visit(const GT *op) override { return compare(op, [](auto x, auto y) { return x > y; }); }
@@ -413,7 +440,7 @@ private:
                      ? std::optional<Expr>(LetReplacements[op->name])
                      : std::nullopt;
     LetReplacements[op->name] = substitutable ? value : Expr();
-    Body newBody = mutate(body);
+    Body newBody = shadowingLoopBounds(op->name, std::nullopt, [&] { return mutate(body); });
     if (saved)
       LetReplacements[op->name] = *saved;
     else
@@ -435,13 +462,32 @@ private:
     return s;
   }
 
+  // Runs `work` with `name` ranging over `bounds` (or not known to range over anything).
+  template <typename Work> auto shadowingLoopBounds(const std::string &name, std::optional<Interval> bounds, Work work) {
+    auto it = LoopBounds.find(name);
+    std::optional<Interval> saved = it != LoopBounds.end() ? std::optional<Interval>(it->second) : std::nullopt;
+    if (bounds)
+      LoopBounds[name] = *bounds;
+    else
+      LoopBounds.erase(name);
+    auto result = work();
+    if (saved)
+      LoopBounds[name] = *saved;
+    else
+      LoopBounds.erase(name);
+    return result;
+  }
+
   Stmt visit(const For *op) override {
     Expr min = mutate(op->min), extent = mutate(op->extent);
     if (auto e = as_const_int(extent); e && *e <= 0)
       return Evaluate::make(make_zero(Int(32)));
     if (is_const_one(extent) && op->for_type != ForType::Parallel)
       return mutate(LetStmt::make(op->name, min, op->body));
-    Stmt body = mutate(op->body);
+    std::optional<Interval> bounds;
+    if (auto lo = as_const_int(min), n = as_const_int(extent); lo && n)
+      bounds = Interval{make_const(min.type(), *lo), make_const(min.type(), *lo + *n - 1)};
+    Stmt body = shadowingLoopBounds(op->name, bounds, [&] { return mutate(op->body); });
     if (isNoOp(body))
       return body;
     if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body))

@@ -91,6 +91,26 @@ TEST_CASE("Constant folding of / and % matches Euclidean division", "[unit][ir]"
   }
 }
 
+TEST_CASE("The simplifier folds comparisons over constant loop ranges and minds shadowing", "[unit][ir]") {
+  Expr i = v("i"), n = v("n");
+  auto guarded = [&](Expr condition) {
+    return For::make("i", 0, 32, ForType::Serial, IfThenElse::make(condition, Store::make("f", i, i)));
+  };
+  // i * 8 + 7 <= 255 for every i in [0, 31]: the guard goes.
+  Stmt unguarded = For::make("i", 0, 32, ForType::Serial, Store::make("f", i, i));
+  CHECK(to_string(simplify(guarded(i * 8 + 7 <= 255))) == to_string(unguarded));
+  CHECK(to_string(simplify(guarded(i * 8 + 7 < 200 || i >= 0))) == to_string(unguarded));
+  // i * 8 + 7 < 200 holds for some i only; i <= n depends on n: both stay.
+  CHECK_THAT(to_string(simplify(guarded(i * 8 + 7 < 200))), Catch::Contains("if"));
+  CHECK_THAT(to_string(simplify(guarded(i <= n))), Catch::Contains("if"));
+  // i == 5 is neither always nor never: it stays, though both ends of the range differ from 5.
+  CHECK_THAT(to_string(simplify(guarded(i == 5))), Catch::Contains("if"));
+  // A let of the same name inside the loop has a range of its own.
+  Stmt shadowed = For::make("i", 0, 32, ForType::Serial,
+                            LetStmt::make("i", n * 100, IfThenElse::make(i <= 31, Store::make("f", i, i))));
+  CHECK_THAT(to_string(simplify(shadowed)), Catch::Contains("if"));
+}
+
 TEST_CASE("Substitution respects shadowing", "[unit][ir]") {
   Expr x = v("x");
   Expr e = x + Let::make("x", Expr(2), x * 3);
