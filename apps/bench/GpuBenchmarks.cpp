@@ -187,8 +187,7 @@ std::string gpu_benchmarks(bool quick) {
     fields.push_back("\"" + name + "\": {\"ms\": " + num(ms) + ", \"tb_per_s\": " + num(tbs) +
                      ", \"fraction_of_copy\": " + num(tbs / copyTBs) + ", \"max_abs_error\": " + num(maxError) +
                      ", \"compile_jit_ms\": " + num(compileMs) + ", \"first_realize_ms\": " + num(firstMs) +
-                     ", \"ptx_generation_ms\": " + num(ptxMs) + ", \"module_load_and_launch_ms\": " +
-                     num(firstMs - ptxMs) + "}");
+                     ", \"ptx_generation_ms\": " + num(ptxMs) + "}");
   }
 
   // axpy over 64M floats: one element per thread, and four (16-byte loads and stores).
