@@ -11,6 +11,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -33,6 +34,11 @@ void initializeNVPTX() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // Shared and local memory are addressed with 32-bit pointers, as their windows are: fewer
+    // registers and no 64-bit address arithmetic for shared tiles.
+    llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions();
+    if (auto it = options.find("nvptx-short-ptr"); it != options.end())
+      static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
   });
 }
 
