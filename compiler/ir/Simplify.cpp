@@ -435,21 +435,37 @@ private:
   template <typename LetNode, typename Body, typename Make>
   Body let(const LetNode *op, const Body &body, Make make) {
     Expr value = mutate(op->value);
+    if (const auto *v = value.as<Variable>(); v && v->name == op->name)
+      return mutate(body); // let x = x
     bool substitutable = is_const(value) || value.as<Variable>() || value.as<UIntImm>();
-    auto saved = LetReplacements.find(op->name) != LetReplacements.end()
-                     ? std::optional<Expr>(LetReplacements[op->name])
-                     : std::nullopt;
-    LetReplacements[op->name] = substitutable ? value : Expr();
-    Body newBody = shadowingLoopBounds(op->name, std::nullopt, [&] { return mutate(body); });
-    if (saved)
-      LetReplacements[op->name] = *saved;
-    else
-      LetReplacements.erase(op->name);
-    if (substitutable || !uses_variable(newBody, op->name))
+    Body newBody = binding(op->name, std::nullopt, [&] {
+      LetReplacements[op->name] = substitutable ? value : Expr();
+      return mutate(body);
+    });
+    // Uses remain where a let inside rebinds what the replacement names: the let stays for them.
+    if (!uses_variable(newBody, op->name))
       return newBody;
     if (value.same_as(op->value) && newBody.same_as(body))
       return Body(op);
     return make(op->name, value, newBody);
+  }
+
+  // Runs `work` where `name` is bound anew (by a let or a loop, ranging over `bounds` when
+  // known): what referred to an outer `name` no longer applies inside.
+  template <typename Work> auto binding(const std::string &name, std::optional<Interval> bounds, Work work) {
+    std::map<std::string, Expr> savedReplacements = LetReplacements;
+    Scope savedBounds = LoopBounds;
+    for (auto it = LetReplacements.begin(); it != LetReplacements.end();)
+      it = it->second.defined() && uses_variable(it->second, name) ? LetReplacements.erase(it) : std::next(it);
+    LetReplacements[name] = Expr();
+    if (bounds)
+      LoopBounds[name] = *bounds;
+    else
+      LoopBounds.erase(name);
+    auto result = work();
+    LetReplacements = std::move(savedReplacements);
+    LoopBounds = std::move(savedBounds);
+    return result;
   }
 
   Expr visit(const Let *op) override { return let(op, op->body, Let::make); }
@@ -462,22 +478,6 @@ private:
     return s;
   }
 
-  // Runs `work` with `name` ranging over `bounds` (or not known to range over anything).
-  template <typename Work> auto shadowingLoopBounds(const std::string &name, std::optional<Interval> bounds, Work work) {
-    auto it = LoopBounds.find(name);
-    std::optional<Interval> saved = it != LoopBounds.end() ? std::optional<Interval>(it->second) : std::nullopt;
-    if (bounds)
-      LoopBounds[name] = *bounds;
-    else
-      LoopBounds.erase(name);
-    auto result = work();
-    if (saved)
-      LoopBounds[name] = *saved;
-    else
-      LoopBounds.erase(name);
-    return result;
-  }
-
   Stmt visit(const For *op) override {
     Expr min = mutate(op->min), extent = mutate(op->extent);
     if (auto e = as_const_int(extent); e && *e <= 0)
@@ -487,7 +487,7 @@ private:
     std::optional<Interval> bounds;
     if (auto lo = as_const_int(min), n = as_const_int(extent); lo && n)
       bounds = Interval{make_const(min.type(), *lo), make_const(min.type(), *lo + *n - 1)};
-    Stmt body = shadowingLoopBounds(op->name, bounds, [&] { return mutate(op->body); });
+    Stmt body = binding(op->name, bounds, [&] { return mutate(op->body); });
     if (isNoOp(body))
       return body;
     if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body))

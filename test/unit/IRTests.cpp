@@ -111,6 +111,18 @@ TEST_CASE("The simplifier folds comparisons over constant loop ranges and minds 
   CHECK_THAT(to_string(simplify(shadowed)), Catch::Contains("if"));
 }
 
+TEST_CASE("The simplifier substitutes lets only where their names mean the same", "[unit][ir]") {
+  Expr x = v("x"), y = v("y"), b = v("b"), i = v("i");
+  // b is x: substituted, and the let goes.
+  CHECK(to_string(simplify(LetStmt::make("b", x, Store::make("f", b + 1, 0)))) == "f[0] = (x + 1)\n");
+  // x is rebound where b is used: b keeps its let there.
+  Stmt shadowed = LetStmt::make("b", x, LetStmt::make("x", y * 3, Store::make("f", b - x, 0)));
+  CHECK_THAT(to_string(simplify(shadowed)), Catch::Contains("let b = x"));
+  // A loop of the same name as an outer let: inside, the name is the loop's.
+  Stmt loop = LetStmt::make("i", 5, For::make("i", 0, 4, ForType::Serial, Store::make("f", i, i)));
+  CHECK_THAT(to_string(simplify(loop)), Catch::Contains("f[i] = i"));
+}
+
 TEST_CASE("Substitution respects shadowing", "[unit][ir]") {
   Expr x = v("x");
   Expr e = x + Let::make("x", Expr(2), x * 3);
