@@ -1,6 +1,7 @@
 #include "ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace ptxjit::runtime {
@@ -38,11 +39,16 @@ ThreadPool::~ThreadPool() {
     t.join();
 }
 
+void ThreadPool::dequeue(Job &job) {
+  Jobs.erase(std::remove(Jobs.begin(), Jobs.end(), &job), Jobs.end());
+  Queued.store(static_cast<int>(Jobs.size()), std::memory_order_relaxed);
+}
+
 void ThreadPool::work(Job &job, std::unique_lock<std::mutex> &lock) {
   while (job.Next < job.End && job.Error == 0) {
     int32_t index = job.Next++;
     if (job.Next == job.End)
-      Jobs.erase(std::remove(Jobs.begin(), Jobs.end(), &job), Jobs.end());
+      dequeue(job);
     ++job.Running;
     lock.unlock();
     int32_t result = job.Task(job.Context, index, job.Closure);
@@ -50,7 +56,7 @@ void ThreadPool::work(Job &job, std::unique_lock<std::mutex> &lock) {
     --job.Running;
     if (result != 0 && job.Error == 0) {
       job.Error = result;
-      Jobs.erase(std::remove(Jobs.begin(), Jobs.end(), &job), Jobs.end());
+      dequeue(job);
     }
   }
   if (job.Running == 0)
@@ -60,6 +66,15 @@ void ThreadPool::work(Job &job, std::unique_lock<std::mutex> &lock) {
 void ThreadPool::workerLoop() {
   std::unique_lock<std::mutex> lock(Mutex);
   while (true) {
+    if (Jobs.empty() && !ShuttingDown) {
+      // Spin a little before sleeping: the next parallel loop of a pipeline (or of the next
+      // realize) usually comes within microseconds, and waking a sleeping thread takes tens.
+      lock.unlock();
+      auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+      while (Queued.load(std::memory_order_relaxed) == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      lock.lock();
+    }
     WorkAvailable.wait(lock, [this] { return ShuttingDown || !Jobs.empty(); });
     if (ShuttingDown)
       return;
@@ -74,6 +89,7 @@ int32_t ThreadPool::parallel_for(void *context, ptxjit_task_fn task, int32_t min
   std::unique_lock<std::mutex> lock(Mutex);
   if (!Workers.empty() && extent > 1) {
     Jobs.push_back(&job);
+    Queued.store(static_cast<int>(Jobs.size()), std::memory_order_relaxed);
     WorkAvailable.notify_all();
   }
   work(job, lock);

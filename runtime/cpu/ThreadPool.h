@@ -7,6 +7,7 @@
 
 #include "HostRuntime.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -28,12 +29,14 @@ private:
   explicit ThreadPool(int threads);
   struct Job;
   void workerLoop();
+  void dequeue(Job &job); // with Lock held
   // Runs iterations of `job` until none are left to claim. Called with Lock held; returns with it held.
   void work(Job &job, std::unique_lock<std::mutex> &lock);
 
   std::mutex Mutex; // guards Jobs, ShuttingDown and every Job's counters
   std::condition_variable WorkAvailable, JobFinished;
   std::deque<Job *> Jobs; // jobs with iterations left to claim
+  std::atomic<int> Queued{0}; // Jobs.size(), for workers to poll without the lock
   bool ShuttingDown = false;
   std::vector<std::thread> Workers;
 };
