@@ -326,13 +326,21 @@ void CodeGen_LLVM::atomicAdd(const Store *op) {
     const auto *load = e.as<Load>();
     return load && load->name == op->name && equal(load->index, op->index);
   };
+  // Lets around the sum hold common subexpressions of the addend: computed first.
+  Expr value = op->value;
+  std::vector<std::string> lets;
+  while (const auto *let = value.as<Let>()) {
+    push(let->name, codegen(let->value));
+    lets.push_back(let->name);
+    value = let->body;
+  }
   Expr addend;
   bool negate = false;
-  if (const auto *add = op->value.as<Add>(); add && readsTarget(add->a))
+  if (const auto *add = value.as<Add>(); add && readsTarget(add->a))
     addend = add->b;
-  else if (const auto *add = op->value.as<Add>(); add && readsTarget(add->b))
+  else if (const auto *add = value.as<Add>(); add && readsTarget(add->b))
     addend = add->a;
-  else if (const auto *sub = op->value.as<Sub>(); sub && readsTarget(sub->a)) {
+  else if (const auto *sub = value.as<Sub>(); sub && readsTarget(sub->a)) {
     addend = sub->b;
     negate = true;
   }
@@ -345,6 +353,8 @@ void CodeGen_LLVM::atomicAdd(const Store *op) {
   llvm::Value *address = elementPointer(op->name, t, codegen(op->index));
   Builder->CreateAtomicRMW(t.is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, address, v,
                            llvm::MaybeAlign(t.bytes()), llvm::AtomicOrdering::Monotonic);
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+    pop(*it);
 }
 
 void CodeGen_LLVM::visit(const Store *op) {

@@ -1,5 +1,6 @@
 #include "ptxjit/Func.h"
 
+#include "ir/CSE.h"
 #include "ir/Constants.h"
 #include "ir/IREquality.h"
 #include "ir/IRMutator.h"
@@ -60,12 +61,21 @@ public:
   std::vector<FreeVariable> Found;
 
 private:
+  std::vector<std::string> Bound; // names of the lets around the expression being visited
   using IRVisitor::visit;
   void visit(const Variable *op) override {
+    if (std::find(Bound.begin(), Bound.end(), op->name) != Bound.end())
+      return;
     for (const FreeVariable &v : Found)
       if (v.name == op->name)
         return;
     Found.push_back({op->name, op->reduction_domain, op->param != nullptr});
+  }
+  void visit(const Let *op) override {
+    op->value.accept(this);
+    Bound.push_back(op->name);
+    op->body.accept(this);
+    Bound.pop_back();
   }
 };
 
@@ -110,6 +120,7 @@ Expr integerArgument(Expr arg, const std::string &func, size_t i) {
 }
 
 void definePure(FunctionContents &f, const std::vector<Expr> &args, Expr value) {
+  value = common_subexpression_elimination(value, f.name + ".s0");
   std::vector<std::string> names;
   for (const Expr &arg : args)
     names.push_back(arg.as<Variable>()->name);
@@ -131,6 +142,7 @@ void definePure(FunctionContents &f, const std::vector<Expr> &args, Expr value) 
 
 void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> args, Expr value) {
   const std::string stageName = f->name + ".s" + std::to_string(f->updates.size() + 1);
+  value = common_subexpression_elimination(value, stageName);
   if (args.size() != f->args.size())
     throw CompileError("Func " + f->name + " has " + std::to_string(f->args.size()) +
                        " dimensions but update " + stageName + " gives " + std::to_string(args.size()) + " arguments");

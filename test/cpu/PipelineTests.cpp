@@ -347,6 +347,30 @@ TEST_CASE("Shifted tails compute some points twice and never leave the region", 
   }
 }
 
+TEST_CASE("A definition that reuses subexpressions many levels deep compiles quickly", "[cpu][pipeline]") {
+  // Written out as a tree this value has 2^30 leaves; common subexpressions keep it linear.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 1, "in");
+  Var x("x");
+  Func f("deep");
+  Expr value = in(x);
+  for (int i = 0; i < 30; ++i)
+    value = value * 0.5f + cos(value) * 0.25f;
+  f(x) = value;
+  f.vectorize(x, 8);
+  Buffer<float> input(100);
+  fill_random(input, seed);
+  in.set(input);
+  Buffer<float> out = Pipeline(f).realize<float>({100});
+  check_against(out, [&](const std::vector<int> &c) {
+    float v = input(c[0]);
+    for (int i = 0; i < 30; ++i)
+      v = v * 0.5f + std::cos(v) * 0.25f;
+    return v;
+  }, 1e-4);
+}
+
 TEST_CASE("Atomic updates let a histogram's RVar loop run in parallel", "[cpu][pipeline]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);

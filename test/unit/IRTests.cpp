@@ -1,5 +1,6 @@
 // The IR: construction, type promotion, printing, structural equality, simplification, intervals.
 
+#include "ir/CSE.h"
 #include "ir/Constants.h"
 #include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
@@ -121,6 +122,26 @@ TEST_CASE("The simplifier substitutes lets only where their names mean the same"
   // A loop of the same name as an outer let: inside, the name is the loop's.
   Stmt loop = LetStmt::make("i", 5, For::make("i", 0, 4, ForType::Serial, Store::make("f", i, i)));
   CHECK_THAT(to_string(simplify(loop)), Catch::Contains("f[i] = i"));
+}
+
+TEST_CASE("Common subexpressions worth it become lets, in time linear in the DAG", "[unit][ir]") {
+  Expr x = v("x"), f = v("f", Float(32));
+  auto load = [&](Expr i) { return Load::make(Float(32), "in", i); };
+  // Two separate but equal loads: one let.
+  Expr twice = common_subexpression_elimination(load(x) * load(x), "g");
+  CHECK(to_string(twice) == "(let g.cse0 = in[x] in (g.cse0 * g.cse0))");
+  // Repeated integer arithmetic stays written out.
+  Expr index = (x + 1) * (x + 1);
+  CHECK(equal(common_subexpression_elimination(index, "g"), index));
+  // A DAG 40 levels deep (2^40 paths): each level's value is computed once.
+  Expr deep = f;
+  for (int i = 0; i < 40; ++i)
+    deep = deep * 0.5f + deep * deep;
+  Expr e = common_subexpression_elimination(deep, "g");
+  int lets = 0;
+  for (const Let *let = e.as<Let>(); let; let = let->body.as<Let>())
+    ++lets;
+  CHECK(lets == 39);
 }
 
 TEST_CASE("Substitution respects shadowing", "[unit][ir]") {
