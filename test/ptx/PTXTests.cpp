@@ -43,6 +43,16 @@ struct Pipelines {
   Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
 };
 
+// The 3x3 blur the tests schedule in different ways, tiled 32x8 on the GPU.
+struct Blur : Pipelines {
+  Func bx{"blur_x"}, by{"blur_y"};
+  explicit Blur(TailStrategy tail = TailStrategy::Auto) {
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
+    by.gpu_tile(x, y, xi, yi, 32, 8, tail);
+  }
+};
+
 } // namespace
 
 TEST_CASE("PTX for a pointwise pipeline on sm_80 and sm_90a", "[ptx]") {
@@ -67,12 +77,8 @@ TEST_CASE("PTX for a pointwise pipeline on sm_80 and sm_90a", "[ptx]") {
 }
 
 TEST_CASE("PTX for a blur and a matrix multiply", "[ptx]") {
-  Pipelines p;
-  Func bx("blur_x"), by("blur_y");
-  bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
-  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
-  by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
-  std::string blur = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  Blur p;
+  std::string blur = Pipeline(p.by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK(assemble(blur, "sm_80").empty());
 
   ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
@@ -92,13 +98,9 @@ TEST_CASE("PTX for a blur and a matrix multiply", "[ptx]") {
 }
 
 TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
-  Pipelines p;
-  Func bx("blur_x"), by("blur_y");
-  bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
-  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
-  by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
-  bx.compute_at(by, p.x).gpu_threads(p.x, p.y);
-  std::string ptx = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  Blur b;
+  b.bx.compute_at(b.by, b.x).gpu_threads(b.x, b.y);
+  std::string ptx = Pipeline(b.by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK_THAT(ptx, Catch::Contains("st.shared.f32"));
   CHECK_THAT(ptx, Catch::Contains("ld.shared.f32"));
   CHECK_THAT(ptx, Catch::Contains("bar.sync"));
@@ -109,14 +111,10 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
 TEST_CASE("PTX for a blur with shifted tails: full tiles, no guards", "[ptx]") {
   for (bool shared : {false, true}) {
     INFO((shared ? "shared" : "inline"));
-    Pipelines p;
-    Func bx("blur_x"), by("blur_y");
-    bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
-    by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
-    by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8, TailStrategy::ShiftInward);
+    Blur b(TailStrategy::ShiftInward);
     if (shared)
-      bx.compute_at(by, p.x).gpu_threads(p.x, p.y);
-    std::string ptx = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+      b.bx.compute_at(b.by, b.x).gpu_threads(b.x, b.y);
+    std::string ptx = Pipeline(b.by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
     // Every thread of a block computes: the only branch left skips the producer's two extra
     // rows in the consumer (threads 8 and 9 of y).
     size_t branches = 0;
@@ -159,13 +157,9 @@ TEST_CASE("PTX is fast math unless strict_float", "[ptx]") {
 }
 
 TEST_CASE("PTX for a producer in storage of each thread's own", "[ptx]") {
-  Pipelines p;
-  Func bx("blur_x"), by("blur_y");
-  bx(p.x, p.y) = p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y);
-  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 9.0f;
-  by.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
-  bx.compute_at(by, p.xi); // a column of three values per thread
-  std::string ptx = Pipeline(by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  Blur b;
+  b.bx.compute_at(b.by, b.xi); // a column of three values per thread
+  std::string ptx = Pipeline(b.by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK_THAT(ptx, !Catch::Contains(".shared"));
   CHECK_THAT(ptx, !Catch::Contains("bar.sync"));
   CHECK(assemble(ptx, "sm_80").empty());
