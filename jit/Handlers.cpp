@@ -57,7 +57,10 @@ JITHandlers JIT::set_default_handlers(const JITHandlers &handlers) {
   return previous ? *previous : JITHandlers{};
 }
 
-void JIT::forget_context(CUcontext context) { runtime::cuda::DeviceCode::forget_everywhere(context); }
+void JIT::forget_context(CUcontext context) {
+  runtime::cuda::DeviceCode::forget_everywhere(context);
+  runtime::cuda::forget_pool_context(context);
+}
 
 DeviceMemoryStatistics JIT::device_memory_statistics(int device, DeviceMemory pool) {
   runtime::cuda::PoolStatistics p = runtime::cuda::pool_statistics(poolKind(pool), device);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -17,7 +18,10 @@ namespace {
 
 struct DevicePool {
   CUmemoryPool Pool = nullptr; // null where the device has no pool support...
-  std::unique_ptr<CachingAllocator> Cache; // ...and this takes its place
+  // ...and blocks are cached per context instead: memory from cuMemAlloc belongs to the context
+  // that allocated it and goes with it (JIT::forget_context drops that context's cache).
+  std::mutex CachesMutex; // guards Caches
+  std::map<CUcontext, std::unique_ptr<CachingAllocator>> Caches;
   std::atomic<uint64_t> Allocations{0}, Frees{0}, Failed{0};
 };
 
@@ -60,8 +64,21 @@ DevicePool *poolFor(PoolKind kind, int device) {
     cuuint64_t keep = UINT64_MAX;
     PTXJIT_CUDA_CALL(cuMemPoolSetAttribute(p->Pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
                      describePool(kind, device));
-  } else {
-    p->Cache = std::make_unique<CachingAllocator>(CachingAllocator::Backend{
+  }
+  slot(kind, device).store(owned.release(), std::memory_order_release);
+  return p;
+}
+
+int currentDevice(CUdevice *device) { return driver().cuCtxGetDevice(device); }
+
+// The cache of the context current on this thread, made on first use.
+CachingAllocator &currentCache(DevicePool &p) {
+  CUcontext context = nullptr;
+  driver().cuCtxGetCurrent(&context);
+  std::lock_guard<std::mutex> lock(p.CachesMutex);
+  std::unique_ptr<CachingAllocator> &cache = p.Caches[context];
+  if (!cache)
+    cache = std::make_unique<CachingAllocator>(CachingAllocator::Backend{
         [](size_t bytes, uint64_t *out) {
           CUdeviceptr d = 0;
           CUresult r = driver().cuMemAlloc(&d, bytes);
@@ -69,12 +86,18 @@ DevicePool *poolFor(PoolKind kind, int device) {
           return int(r);
         },
         [](uint64_t pointer) { return int(driver().cuMemFree(pointer)); }});
-  }
-  slot(kind, device).store(owned.release(), std::memory_order_release);
-  return p;
+  return *cache;
 }
 
-int currentDevice(CUdevice *device) { return driver().cuCtxGetDevice(device); }
+// Runs `work` with `context` current: a cache's blocks are freed in their own context.
+template <typename Work> void inContext(CUcontext context, Work work) {
+  const DriverApi &api = driver();
+  if (api.cuCtxPushCurrent(context) != CUDA_SUCCESS)
+    return;
+  work();
+  CUcontext popped;
+  api.cuCtxPopCurrent(&popped);
+}
 
 } // namespace
 
@@ -87,7 +110,7 @@ int pool_malloc(PoolKind kind, CUstream stream, size_t bytes, CUdeviceptr *out) 
   bytes = bytes ? bytes : 1;
   if (!p->Pool) {
     uint64_t pointer = 0;
-    int r = p->Cache->allocate(bytes, &pointer);
+    int r = currentCache(*p).allocate(bytes, &pointer);
     *out = pointer;
     (r == 0 ? p->Allocations : p->Failed).fetch_add(1, std::memory_order_relaxed);
     return r;
@@ -112,7 +135,7 @@ int pool_free(PoolKind kind, CUstream stream, CUdeviceptr pointer) {
   if (p->Pool)
     r = driver().cuMemFreeAsync(pointer, stream);
   else if ((r = driver().cuStreamSynchronize(stream)) == CUDA_SUCCESS)
-    r = p->Cache->release(pointer);
+    r = currentCache(*p).release(pointer);
   if (r == CUDA_SUCCESS)
     p->Frees.fetch_add(1, std::memory_order_relaxed);
   return r;
@@ -126,11 +149,14 @@ PoolStatistics pool_statistics(PoolKind kind, int device) {
   s.allocations = p->Allocations.load();
   s.frees = p->Frees.load();
   s.failed_allocations = p->Failed.load();
-  if (p->Cache) {
-    CachingAllocator::Statistics c = p->Cache->statistics();
-    s.reserved_bytes = c.reserved_bytes;
-    s.used_bytes = c.used_bytes;
-    s.high_water_bytes = c.high_water_bytes;
+  {
+    std::lock_guard<std::mutex> lock(p->CachesMutex);
+    for (const auto &[context, cache] : p->Caches) {
+      CachingAllocator::Statistics c = cache->statistics();
+      s.reserved_bytes += c.reserved_bytes;
+      s.used_bytes += c.used_bytes;
+      s.high_water_bytes += c.high_water_bytes;
+    }
   }
   if (p->Pool) {
     s.pooled = true;
@@ -148,10 +174,27 @@ PoolStatistics pool_statistics(PoolKind kind, int device) {
 
 void trim_pool(PoolKind kind, int device, size_t keep) {
   DevicePool *p = poolFor(kind, device);
-  if (p->Pool)
+  if (p->Pool) {
     PTXJIT_CUDA_CALL(cuMemPoolTrimTo(p->Pool, keep), describePool(kind, device));
-  else
-    p->Cache->trim(keep);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(p->CachesMutex);
+  for (const auto &[context, cache] : p->Caches)
+    inContext(context, [&, &cache = cache] { cache->trim(keep); });
+}
+
+void forget_pool_context(CUcontext context) {
+  for (int kind = 0; kind < 2; ++kind)
+    for (int device = 0; device < MaxDevices; ++device) {
+      DevicePool *p = slot(static_cast<PoolKind>(kind), device).load(std::memory_order_acquire);
+      if (!p || p->Pool)
+        continue;
+      std::lock_guard<std::mutex> lock(p->CachesMutex);
+      if (auto it = p->Caches.find(context); it != p->Caches.end()) {
+        inContext(context, [&] { it->second.reset(); });
+        p->Caches.erase(it);
+      }
+    }
 }
 
 void set_pool_release_threshold(PoolKind kind, int device, uint64_t bytes) {

@@ -7,8 +7,9 @@
 // synchronization; the buffer pool holds the device copies Buffers own, which live across
 // realizes, so that long-lived blocks never fragment the transient pool. Memory freed stays
 // reserved for reuse (release threshold: keep) until trimmed. Out of memory trims the pool and
-// retries once. Devices without pool support use a CachingAllocator over cuMemAlloc/cuMemFree
-// (a free waits for its stream before the block can be reused).
+// retries once. Devices without pool support use a CachingAllocator over cuMemAlloc/cuMemFree per
+// context (a free waits for its stream before the block can be reused); their statistics are
+// summed over contexts.
 
 #include <cuda.h>
 
@@ -37,6 +38,8 @@ PoolStatistics pool_statistics(PoolKind kind, int device);
 void trim_pool(PoolKind kind, int device, size_t keep);
 /// Reserved memory above `bytes` is released at the next synchronization (default: keep all).
 void set_pool_release_threshold(PoolKind kind, int device, uint64_t bytes);
+/// Frees the blocks the fallback caches keep for `context` (before it is destroyed).
+void forget_pool_context(CUcontext context);
 
 } // namespace ptxjit::runtime::cuda
 

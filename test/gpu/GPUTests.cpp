@@ -491,6 +491,25 @@ TEST_CASE("Transient memory without pools (child process)", "[.]") {
     in.set(input);
   }
   CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).used_bytes == 0);
+
+  // Blocks are cached per context (cuMemAlloc memory is the context's): a context of the user's
+  // gets a cache of its own, which forget_context frees before the context goes.
+  uint64_t reservedBefore = JIT::device_memory_statistics(0).reserved_bytes;
+  {
+    OwnContext own(0);
+    CountingContext user;
+    user.Context = own.Context;
+    user.Stream = own.Stream;
+    user.handlers.device_malloc = nullptr;
+    user.handlers.device_free = nullptr;
+    result.fill(NAN);
+    p.realize(&user, result);
+    check_against(result, [&](const std::vector<int> &c) {
+      return (input(c[0], c[1]) + 1.0f) * (input(c[0] + 1, c[1]) + 1.0f);
+    });
+    CHECK(JIT::device_memory_statistics(0).reserved_bytes > reservedBefore);
+  } // OwnContext's destructor calls JIT::forget_context
+  CHECK(JIT::device_memory_statistics(0).reserved_bytes == reservedBefore);
   JIT::trim_device_memory(0, 0);
   CHECK(JIT::device_memory_statistics(0).reserved_bytes == 0);
   CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).reserved_bytes == 0);

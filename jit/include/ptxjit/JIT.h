@@ -66,8 +66,9 @@ struct DeviceMemoryStatistics {
 namespace JIT {
 /// Sets the process-wide default handlers, used from the next realize on. Returns the previous.
 JITHandlers set_default_handlers(const JITHandlers &handlers);
-/// Unloads every pipeline's kernels from `context`; call it before destroying a context you
-/// created. Later realizes on a context with that handle load them again.
+/// Unloads every pipeline's kernels from `context` and frees the device memory ptxjit keeps
+/// cached for it; call it before destroying a context you created. Later realizes on a context
+/// with that handle load them again.
 void forget_context(CUcontext context);
 DeviceMemoryStatistics device_memory_statistics(int device, DeviceMemory pool = DeviceMemory::Intermediates);
 /// Gives memory each pool keeps for reuse back to the device, down to `keep_bytes` per pool.
