@@ -105,6 +105,12 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   CHECK_THAT(ptx, Catch::Contains("ld.shared.f32"));
   CHECK_THAT(ptx, Catch::Contains("bar.sync"));
   CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 10, 1")); // the producer's tile: 8 rows and a row above and below
+  // Shared memory is addressed with 32-bit registers (%r), not 64-bit ones (%rd).
+  for (size_t at = ptx.find(".shared.f32"); at != std::string::npos; at = ptx.find(".shared.f32", at + 1)) {
+    std::string line = ptx.substr(at, ptx.find('\n', at) - at);
+    INFO(line);
+    CHECK(line.find("[%rd") == std::string::npos);
+  }
   CHECK(assemble(ptx, "sm_80").empty());
 }
 
