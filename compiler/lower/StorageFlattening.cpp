@@ -2,7 +2,13 @@
 
 #include "ir/Constants.h"
 #include "ir/IRMutator.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "lang/Parameter.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
 
 namespace ptxjit::lower {
 
@@ -24,19 +30,44 @@ Expr flatIndex(const std::string &buffer, const std::vector<Expr> &args) {
 }
 
 class FlattenStorage : public IRMutator {
+  // The values of the lets around the code being flattened, in terms of names outside them.
+  std::map<std::string, Expr> LetValues;
+
   using IRMutator::visit;
+
+  Stmt visit(const LetStmt *op) override {
+    Expr value = mutate(op->value);
+    auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
+    LetValues[op->name] = substitute(LetValues, op->value);
+    Stmt body = mutate(op->body);
+    if (saved)
+      LetValues[op->name] = *saved;
+    else
+      LetValues.erase(op->name);
+    return value.same_as(op->value) && body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, value, body);
+  }
+
+  // A tile whose extent varies (clipped at the edge of the region) but has a constant bound is
+  // stored at that bound: its strides are then constants, which makes index arithmetic cheaper
+  // in every access, and a GPU tile's storage is sized by that bound anyway.
+  Expr storedExtent(const Expr &extent) {
+    if (is_const(extent))
+      return extent;
+    auto bound = constant_upper_bound(substitute(LetValues, extent));
+    return bound && *bound > 0 && *bound <= INT32_MAX ? make_const(Int(32), *bound) : extent;
+  }
 
   Stmt visit(const Realize *op) override {
     Stmt body = mutate(op->body);
     std::vector<Expr> extents;
     for (const Range &r : op->bounds)
-      extents.push_back(r.extent);
+      extents.push_back(storedExtent(r.extent));
     Stmt result = Allocate::make(op->name, op->type, extents, body, op->memory);
     // Index arithmetic names the storage's mins and strides; strides multiply the extents inside.
     for (size_t i = op->bounds.size(); i-- > 1;) {
-      Expr stride = i == 1 ? op->bounds[0].extent
+      Expr stride = i == 1 ? extents[0]
                            : Mul::make(var(buffer_field_name(op->name, "stride", static_cast<int>(i - 1))),
-                                       op->bounds[i - 1].extent);
+                                       extents[i - 1]);
       result = LetStmt::make(buffer_field_name(op->name, "stride", static_cast<int>(i)), stride, result);
     }
     for (size_t i = op->bounds.size(); i-- > 0;)
