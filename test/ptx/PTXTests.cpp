@@ -105,6 +105,9 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   CHECK_THAT(ptx, Catch::Contains("ld.shared.f32"));
   CHECK_THAT(ptx, Catch::Contains("bar.sync"));
   CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 10, 1")); // the producer's tile: 8 rows and a row above and below
+  // The tile is clipped at the image's edge, but stored at its constant bound: constant strides.
+  CHECK_THAT(Pipeline(b.by).lowered_stmt(Target("host-cuda-cuda_capability_80")),
+             Catch::Contains("allocate blur_x[float32 * 32 * 10]"));
   // Shared memory is addressed with 32-bit registers (%r), not 64-bit ones (%rd).
   for (size_t at = ptx.find(".shared.f32"); at != std::string::npos; at = ptx.find(".shared.f32", at + 1)) {
     std::string line = ptx.substr(at, ptx.find('\n', at) - at);
