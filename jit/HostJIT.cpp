@@ -50,7 +50,12 @@ JITState &state() {
       throw InternalError("cannot create the host target machine: " + describe(machine.takeError()));
     s->Machine = std::move(*machine);
     s->Triple = builder->getTargetTriple().str();
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
+    // Pipelines compile on the threads that realize them: each compile needs its own target
+    // machine (ConcurrentIRCompiler), and the session must expect concurrent lookups.
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(*builder)
+                   .setSupportConcurrentCompilation(true)
+                   .create();
     if (!jit)
       throw InternalError("cannot create the host JIT: " + describe(jit.takeError()));
     s->JIT = std::move(*jit);

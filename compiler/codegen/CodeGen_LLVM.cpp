@@ -82,7 +82,9 @@ void CodeGen_LLVM::build_loop(const std::string &name, llvm::Value *min, llvm::V
   llvm::PHINode *phi = Builder->CreatePHI(min->getType(), 2, name);
   phi->addIncoming(min, preheader);
   body(phi);
-  llvm::Value *next = Builder->CreateAdd(phi, llvm::ConstantInt::get(min->getType(), 1), name + ".next", true, true);
+  // phi < end, so phi + 1 cannot overflow as a signed value; as an unsigned one it wraps from -1
+  // to 0, which a loop over negative coordinates does: no-unsigned-wrap would be a lie.
+  llvm::Value *next = Builder->CreateAdd(phi, llvm::ConstantInt::get(min->getType(), 1), name + ".next", false, true);
   phi->addIncoming(next, Builder->GetInsertBlock());
   Builder->CreateCondBr(Builder->CreateICmpSLT(next, end), header, after);
   Builder->SetInsertPoint(after);

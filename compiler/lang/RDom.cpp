@@ -16,16 +16,27 @@ Expr integerBound(Expr e, const std::string &what) {
   return cast(Int(32), e);
 }
 
+const ReductionVariable &domainOf(const std::shared_ptr<ReductionDomainContents> &domain, int index,
+                                         const std::string &name) {
+  if (!domain)
+    throw CompileError("RVar " + name + " belongs to no RDom: it only names a loop in a schedule");
+  return domain->domain.at(index);
+}
+
 } // namespace
 
+RVar::RVar() : Name(unique_name("rv")) {}
+RVar::RVar(const std::string &name) : Name(name) {
+  if (name.empty())
+    throw CompileError("an RVar needs a non-empty name");
+}
 RVar::RVar(std::shared_ptr<ReductionDomainContents> domain, int index) : Domain(std::move(domain)), Index(index) {}
-const std::string &RVar::name() const { return Domain->domain.at(Index).var; }
-Expr RVar::min() const { return Domain->domain.at(Index).min; }
-Expr RVar::extent() const { return Domain->domain.at(Index).extent; }
+const std::string &RVar::name() const { return Domain ? Domain->domain.at(Index).var : Name; }
+
+Expr RVar::min() const { return domainOf(Domain, Index, Name).min; }
+Expr RVar::extent() const { return domainOf(Domain, Index, Name).extent; }
 RVar::operator Expr() const {
-  if (!Domain)
-    throw CompileError("use of an RVar of an empty RDom");
-  return ir::Variable::make(Int(32), name(), nullptr, Domain);
+  return ir::Variable::make(Int(32), domainOf(Domain, Index, Name).var, nullptr, Domain);
 }
 
 RDom::RDom(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &name) {

@@ -2,6 +2,7 @@
 
 #include "BoxesTouched.h"
 #include "ir/Constants.h"
+#include "ir/IREquality.h"
 #include "ptxjit/IROperator.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
@@ -26,82 +27,90 @@ const FunctionBound *findBound(const FunctionContents &f, const std::string &v) 
   return nullptr;
 }
 
-// The intervals update stages write in dimensions indexed by something other than their pure
-// Var, with RVars over their domains and pure Vars over `region`.
-Box updateWrites(const FunctionContents &f, const Box &region) {
-  Box writes(f.args.size());
-  std::vector<bool> touched(f.args.size(), false);
-  for (int k = 1; k < f.num_stages(); ++k) {
+bool isPureArg(const Definition &d, const FunctionContents &f, size_t i) {
+  const auto *v = d.args[i].as<Variable>();
+  return v && v->name == f.args[i];
+}
+
+// The region each stage of f computes, given the region of its last stage: as in Halide, every
+// earlier stage also covers what the later ones read of f (a scan reads f(r - 1)) and write
+// (f(r) = ... with r outside the consumers' region). Pure dimensions of a stage loop over its
+// region; the others are written at their RDom's points.
+std::vector<Box> stageRegions(const FunctionContents &f, const Box &last) {
+  std::vector<Box> regions(f.num_stages());
+  regions.back() = last;
+  for (int k = f.num_stages() - 1; k >= 1; --k) {
     const Definition &d = f.stage(k);
+    const std::string stage = f.name + ".s" + std::to_string(k);
     Scope scope;
     for (size_t i = 0; i < f.args.size(); ++i)
-      if (i < region.size())
-        scope[f.args[i]] = region[i];
+      scope[f.args[i]] = regions[k][i];
     if (d.rdom)
       for (const ReductionVariable &rv : d.rdom->domain)
         scope[rv.var] = {rv.min, simplify(rv.min + rv.extent - 1)};
+    Box touched = regions[k];
     for (size_t i = 0; i < d.args.size(); ++i) {
-      if (const auto *v = d.args[i].as<Variable>(); v && v->name == f.args[i])
+      if (isPureArg(d, f, i))
         continue;
       Interval b = bounds_of_expr_in_scope(d.args[i], scope);
       if (!b.is_bounded())
-        throw CompileError("cannot infer the region of Func " + f.name + " written by update " + f.name + ".s" +
-                           std::to_string(k) + ": argument " + std::to_string(i) + " (" + to_string(d.args[i]) +
+        throw CompileError("cannot infer the region of Func " + f.name + " written by update " + stage +
+                           ": argument " + std::to_string(i) + " (" + to_string(d.args[i]) +
                            ") is unbounded; clamp it or give the Func a bound()");
-      writes[i] = touched[i] ? interval_union(writes[i], b) : b;
-      touched[i] = true;
+      touched[i] = interval_union(touched[i], b);
     }
+    std::vector<Expr> parts = d.args;
+    parts.push_back(d.value);
+    for (const Expr &e : parts) {
+      Box reads = box_touched(e, {f.name, true, false}, scope);
+      for (size_t i = 0; i < reads.size() && i < touched.size(); ++i) {
+        if (!reads[i].is_bounded())
+          throw CompileError("cannot infer the region of Func " + f.name + " read by its update " + stage +
+                             " in dimension " + f.args[i] + ": the coordinates are unbounded; clamp them");
+        touched[i] = interval_union(touched[i], reads[i]);
+      }
+    }
+    regions[k - 1] = touched;
   }
-  for (size_t i = 0; i < writes.size(); ++i)
-    if (!touched[i])
-      writes[i] = Interval::everything();
-  return writes;
-}
-
-std::vector<bool> writtenDims(const FunctionContents &f) {
-  std::vector<bool> written(f.args.size(), false);
-  for (int k = 1; k < f.num_stages(); ++k)
-    for (size_t i = 0; i < f.args.size(); ++i) {
-      const auto *v = f.stage(k).args[i].as<Variable>();
-      written[i] = written[i] || !v || v->name != f.args[i];
-    }
-  return written;
+  return regions;
 }
 
 } // namespace
 
 Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume, const Stmt &consumer) {
-  Box required = box_touched(consumer, {f.name, true, false});
+  const Box required = box_touched(consumer, {f.name, true, false});
   if (required.size() != f.args.size())
     throw CompileError("Func " + f.name + " is not used where it is computed");
-  Box writes = updateWrites(f, required);
-  std::vector<bool> written = writtenDims(f);
+  Box last = required;
+  for (size_t i = 0; i < f.args.size(); ++i)
+    if (const FunctionBound *b = findBound(f, f.args[i]))
+      last[i] = {b->min, simplify(b->min + b->extent - 1)};
+  std::vector<Box> regions = stageRegions(f, last);
 
   std::vector<std::pair<std::string, Expr>> lets;
   std::vector<Stmt> checks;
   for (size_t i = 0; i < f.args.size(); ++i) {
     const std::string &v = f.args[i];
-    Interval region = required[i];
-    if (written[i])
-      region = interval_union(region, writes[i]);
     if (const FunctionBound *b = findBound(f, v)) {
+      // A bound fixes the region of every stage; what the consumers and the updates need must
+      // lie inside it.
       Expr lo = b->min, hi = simplify(b->min + b->extent - 1);
-      if (required[i].is_bounded())
+      Interval needed = interval_union(required[i], regions[0][i]);
+      if (needed.is_bounded())
         checks.push_back(AssertStmt::make(
-            LE::make(lo, required[i].min) && LE::make(required[i].max, hi),
+            LE::make(lo, needed.min) && LE::make(needed.max, hi),
             "Func " + f.name + " is bound to [%, %] in " + v + " but its consumers need [%, %]",
-            {lo, hi, required[i].min, required[i].max}));
-      region = {lo, hi};
+            {lo, hi, needed.min, needed.max}));
+      for (Box &r : regions)
+        r[i] = {lo, hi};
     }
-    if (!region.is_bounded())
-      throw CompileError("cannot infer the region of Func " + f.name + " needed in dimension " + v +
-                         ": its consumers' accesses are unbounded; clamp the coordinates or give " + f.name +
-                         " a bound() on " + v);
-    lets.emplace_back(stageVar(f, 0, v, "min"), simplify(region.min));
-    lets.emplace_back(stageVar(f, 0, v, "max"), simplify(region.max));
-    for (int k = 1; k < f.num_stages(); ++k) {
-      lets.emplace_back(stageVar(f, k, v, "min"), var(stageVar(f, 0, v, "min")));
-      lets.emplace_back(stageVar(f, k, v, "max"), var(stageVar(f, 0, v, "max")));
+    for (int k = 0; k < f.num_stages(); ++k) {
+      if (!regions[k][i].is_bounded())
+        throw CompileError("cannot infer the region of Func " + f.name + " needed in dimension " + v +
+                           ": its consumers' accesses are unbounded; clamp the coordinates or give " + f.name +
+                           " a bound() on " + v);
+      lets.emplace_back(stageVar(f, k, v, "min"), simplify(regions[k][i].min));
+      lets.emplace_back(stageVar(f, k, v, "max"), simplify(regions[k][i].max));
     }
   }
   Stmt body = Block::make(Block::make(checks), produceConsume);
@@ -147,16 +156,17 @@ Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const s
     }
   }
   std::vector<Stmt> checks = scheduleChecks;
-  Box writes = updateWrites(output, region);
-  std::vector<bool> written = writtenDims(output);
+  // Every stage of the output computes its buffer's region; what its updates read or write of it
+  // must lie inside.
+  Box touched = stageRegions(output, region)[0];
   for (size_t i = 0; i < output.args.size(); ++i) {
     const Interval &r = region[i];
-    if (written[i])
-      checks.push_back(AssertStmt::make(LE::make(r.min, writes[i].min) && LE::make(writes[i].max, r.max),
+    if (!equal(touched[i].min, r.min) || !equal(touched[i].max, r.max))
+      checks.push_back(AssertStmt::make(LE::make(r.min, touched[i].min) && LE::make(touched[i].max, r.max),
                                         "output buffer " + output.name + " covers [%, %] in dimension " +
                                             std::to_string(i) + " but the updates of " + output.name +
-                                            " write [%, %]",
-                                        {r.min, r.max, writes[i].min, writes[i].max}));
+                                            " read or write [%, %]",
+                                        {r.min, r.max, touched[i].min, touched[i].max}));
     if (const FunctionBound *b = findBound(output, output.args[i])) {
       Expr hi = b->min + b->extent - 1;
       checks.push_back(AssertStmt::make(LE::make(b->min, r.min) && LE::make(r.max, hi),

@@ -15,9 +15,13 @@ namespace ptxjit {
 
 struct ReductionDomainContents;
 
+/// A dimension of an RDom, or (default-constructed or named) a loop that a schedule makes by
+/// splitting or fusing RVars, as in `g.update().split(r, ro, ri, 4)`.
 class RVar {
 public:
-  RVar() = default;
+  /// A loop name with a fresh unique name, for schedules.
+  RVar();
+  explicit RVar(const std::string &name);
   RVar(std::shared_ptr<ReductionDomainContents> domain, int index);
   const std::string &name() const;
   Expr min() const;
@@ -26,8 +30,9 @@ public:
   const std::shared_ptr<ReductionDomainContents> &domain() const { return Domain; }
 
 private:
-  std::shared_ptr<ReductionDomainContents> Domain;
+  std::shared_ptr<ReductionDomainContents> Domain; // null for a loop name
   int Index = 0;
+  std::string Name;                                // the loop name when there is no domain
 };
 
 class RDom {

@@ -1,0 +1,231 @@
+// Regressions for classes of programs the compiler once got wrong (wrong values, crashes, hangs,
+// runaway compiles), each checked against plain C++ on fresh random data where data is involved.
+
+#include "TestUtil.h"
+#include "ptxjit.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+using namespace ptxjit;
+using namespace ptxjit::test;
+
+TEST_CASE("Loops over negative coordinates step from -1 to 0", "[cpu][pipeline]") {
+  Func f("f");
+  Var x("x");
+  RDom r(-2, 2);
+  f(x) = 0;
+  f(x) += r;
+  Buffer<int> out = Pipeline(f).realize<int>({1});
+  CHECK(out(0) == -3);
+
+  Func g("g"), h("h");
+  RDom s(-5, 9);
+  g(x) = x;
+  g(x) += s * x;
+  h(x) = g(x);
+  g.compute_root();
+  Buffer<int> shifted(7);
+  shifted.set_min({-3});
+  Pipeline(h).realize(shifted);
+  check_against(shifted, [](const std::vector<int> &c) {
+    int v = c[0];
+    for (int k = -5; k < 4; ++k)
+      v += k * c[0];
+    return v;
+  });
+}
+
+TEST_CASE("An update's reads of its own Func are computed by the earlier stages", "[cpu][pipeline]") {
+  Var i("i"), j("j");
+  SECTION("a scan reading the point before the RDom") {
+    RDom r(0, 4);
+    Func s("s"), out("out");
+    s(i, j) = 0;
+    s(r, j) = s(r - 1, j) + 1;
+    s.compute_root();
+    out(i, j) = s(i, j);
+    Buffer<int> result = Pipeline(out).realize<int>({4, 2});
+    check_against(result, [](const std::vector<int> &c) { return c[0] + 1; });
+  }
+  SECTION("Fibonacci") {
+    RDom r(2, 18);
+    Func fib("fib"), out("out");
+    fib(i) = 1;
+    fib(r) = fib(r - 1) + fib(r - 2);
+    out(i) = fib(i + 10);
+    Buffer<int> result = Pipeline(out).realize<int>({10});
+    std::vector<int> expected(20, 1);
+    for (int k = 2; k < 20; ++k)
+      expected[k] = expected[k - 1] + expected[k - 2];
+    check_against(result, [&](const std::vector<int> &c) { return expected[c[0] + 10]; });
+  }
+  SECTION("an update reading neighbours in a pure dimension") {
+    uint32_t seed = fresh_seed();
+    INFO("seed " << seed);
+    ImageParam in(Int(32), 1, "in");
+    Func f("f"), out("out");
+    f(i) = in(i);
+    f(i) = f(i - 1) + 2 * f(i) + f(i + 1);
+    out(i) = f(i);
+    Buffer<int> input(20);
+    input.set_min({-1});
+    fill_random(input, seed, -1000, 1000);
+    in.set(input);
+    Buffer<int> result(18);
+    Pipeline(out).realize(result);
+    // The update runs in order over i, so f(i - 1) is already updated.
+    std::vector<int> expected(18);
+    for (int k = 0; k < 18; ++k)
+      expected[k] = (k == 0 ? input(-1) : expected[k - 1]) + 2 * input(k) + input(k + 1);
+    check_against(result, [&](const std::vector<int> &c) { return expected[c[0]]; });
+  }
+  SECTION("a reduction with reordered RVars, parallel and vectorized stages") {
+    uint32_t seed = fresh_seed();
+    INFO("seed " << seed);
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi");
+    RDom r(0, 5, 0, 3);
+    Func f("f"), out("out");
+    f(x, y) = in(x, y);
+    f(x, y) += f(x + r.x, y + r.y) * 0.0f + in(x + r.x, y + r.y);
+    f.compute_root().vectorize(x, 4).parallel(y);
+    f.update().reorder(r.y, r.x).parallel(y).vectorize(x, 4);
+    out(x, y) = f(x, y);
+    Buffer<float> input(40, 20);
+    fill_random(input, seed);
+    in.set(input);
+    Buffer<float> result = Pipeline(out).realize<float>({13, 7});
+    check_against(result, [&](const std::vector<int> &c) {
+      float sum = input(c[0], c[1]);
+      for (int ry = 0; ry < 3; ++ry)
+        for (int rx = 0; rx < 5; ++rx)
+          sum += input(c[0] + rx, c[1] + ry);
+      return sum;
+    }, 1e-4);
+  }
+}
+
+TEST_CASE("An RDom with a negative minimum writes before the region its consumer needs", "[cpu][pipeline]") {
+  Func f("f"), g("g");
+  Var x("x");
+  RDom r(-1, 20);
+  f(x) = 17;
+  f(r) = 100;
+  g(x) = f(x) + x;
+  f.compute_root();
+  Buffer<int> out = Pipeline(g).realize<int>({10});
+  check_against(out, [](const std::vector<int> &c) { return 100 + c[0]; });
+}
+
+TEST_CASE("Default-constructed RVars name the loops a split makes", "[cpu][pipeline]") {
+  Func g("g");
+  Var x("x");
+  RDom r(0, 10);
+  RVar ro, ri;
+  g(x) = 0;
+  g(x) += r * x;
+  g.update().split(r, ro, ri, 3).reorder(ri, ro);
+  Buffer<int> out = Pipeline(g).realize<int>({5});
+  check_against(out, [](const std::vector<int> &c) { return 45 * c[0]; });
+}
+
+TEST_CASE("Narrow-integer comparisons keep their type through splits", "[cpu][pipeline]") {
+  ImageParam in(Int(16), 1, "in");
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("f");
+  f(x) = select(in(x) < -5, 1.0f, 2.0f);
+  f.split(x, xo, xi, 4);
+  Buffer<int16_t> input(8);
+  for (int k = 0; k < 8; ++k)
+    input(k) = static_cast<int16_t>(100 + k - (k % 2) * 300);
+  in.set(input);
+  Buffer<float> out = Pipeline(f).realize<float>({8});
+  check_against(out, [&](const std::vector<int> &c) { return input(c[0]) < -5 ? 1.0f : 2.0f; });
+}
+
+TEST_CASE("A narrow-integer index that wraps around is bounded by its type", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 1, "in");
+  Var x("x");
+  Func f("f"), g("g");
+  f(x) = x * 3;
+  f.compute_root();
+  g(x) = f(cast<int>(in(x) + Expr(uint8_t(1))));
+  Buffer<uint8_t> input(64);
+  fill_random(input, seed, 0, 255);
+  input(0) = 255;
+  input(1) = 0;
+  in.set(input);
+  Buffer<int> out = Pipeline(g).realize<int>({64});
+  check_against(out, [&](const std::vector<int> &c) { return static_cast<uint8_t>(input(c[0]) + 1) * 3; });
+}
+
+TEST_CASE("A split by a Param that is not positive at run time is an error naming it", "[cpu][errors]") {
+  Param<int> factor("factor");
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("f");
+  f(x) = x;
+  f.split(x, xo, xi, factor);
+  Pipeline p(f);
+  factor.set(3);
+  Buffer<int> out = p.realize<int>({10});
+  check_against(out, [](const std::vector<int> &c) { return c[0]; });
+  factor.set(0);
+  Buffer<int> again(10);
+  REQUIRE_THROWS_WITH(p.realize(again), Catch::Contains("f.s0") && Catch::Contains("x") &&
+                                            Catch::Contains("factor") && Catch::Contains("0"));
+}
+
+TEST_CASE("A parallel RVar of an update that is not atomic is refused", "[cpu][errors]") {
+  ImageParam in(UInt(8), 2, "in");
+  Var x("x");
+  RDom r(0, 8, 0, 8);
+  Func hist("hist");
+  hist(x) = 0;
+  hist(cast<int>(in(r.x, r.y))) += 1;
+  hist.update().parallel(r.y);
+  REQUIRE_THROWS_WITH(Pipeline(hist).compile_jit(Target("host")),
+                      Catch::Contains("hist.s1") && Catch::Contains("atomic()"));
+
+  // Writes at a pure function of the parallel RVar are disjoint: allowed.
+  Func rows("rows");
+  Var y("y");
+  rows(x, y) = 0;
+  rows(r.x, r.y) = r.x + r.y;
+  rows.update().parallel(r.y);
+  Buffer<int> out = Pipeline(rows).realize<int>({8, 8});
+  check_against(out, [](const std::vector<int> &c) { return c[0] + c[1]; });
+}
+
+TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]") {
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  Func shared("shared");
+  Var sx("x");
+  shared(sx) = sx * 2;
+  Pipeline sharedPipeline(shared);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 10; ++k) {
+        try {
+          Func f;
+          Var x;
+          f(x) = x + t;
+          Buffer<int> out = Pipeline(f).realize<int>({100});
+          Buffer<int> other = sharedPipeline.realize<int>({50 + k});
+          for (int i = 0; i < 100; ++i)
+            failures += out(i) != i + t;
+          for (int i = 0; i < 50 + k; ++i)
+            failures += other(i) != 2 * i;
+        } catch (const std::exception &) {
+          ++failures;
+        }
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  CHECK(failures == 0);
+}
