@@ -4,6 +4,8 @@
 #include "IRVisitor.h"
 #include "Simplify.h"
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 
 namespace ptxjit::ir {
@@ -67,20 +69,57 @@ private:
       Result = {simplify(Cast::make(to.element_of(), Result.min)), simplify(Cast::make(to.element_of(), Result.max))};
   }
 
+  // Integer types whose arithmetic wraps: narrower than 32 bits, and unsigned. (Signed 32- and
+  // 64-bit overflow is undefined, so the usual rules hold there.)
+  static bool wraps(Type t) { return (t.is_int() && t.bits < 32) || (t.code == Type::UInt && t.bits > 1); }
+
+  // For a wrapping type, the interval of a op b from the exact values at the ends of a and b when
+  // none of them wraps; otherwise the type's own range (or nothing known).
+  template <typename Op> bool boundedWithoutWrap(Type t, const Interval &a, const Interval &b, Op exact) {
+    if (!wraps(t))
+      return false;
+    auto ends = [](const Interval &i) -> std::optional<std::pair<int64_t, int64_t>> {
+      auto lo = as_const_int(i.min), hi = as_const_int(i.max);
+      if (!lo || !hi)
+        return std::nullopt;
+      return std::pair{*lo, *hi};
+    };
+    auto ea = ends(a), eb = ends(b);
+    typeBounds(t);
+    if (!ea || !eb || t.bits > 32)
+      return true;
+    __int128 values[] = {exact(__int128(ea->first), __int128(eb->first)), exact(__int128(ea->first), __int128(eb->second)),
+                         exact(__int128(ea->second), __int128(eb->first)),
+                         exact(__int128(ea->second), __int128(eb->second))};
+    __int128 lo = *std::min_element(std::begin(values), std::end(values));
+    __int128 hi = *std::max_element(std::begin(values), std::end(values));
+    __int128 typeMin = t.is_int() ? __int128(t.min_int()) : 0;
+    __int128 typeMax = t.is_int() ? __int128(t.max_int()) : __int128(t.max_uint());
+    if (lo >= typeMin && hi <= typeMax)
+      Result = {make_const(t.element_of(), int64_t(lo)), make_const(t.element_of(), int64_t(hi))};
+    return true;
+  }
+
   void visit(const Add *op) override {
     Interval a = of(op->a), b = of(op->b);
+    if (boundedWithoutWrap(op->type, a, b, [](auto x, auto y) { return x + y; }))
+      return;
     Result = {a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
               a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr()};
   }
 
   void visit(const Sub *op) override {
     Interval a = of(op->a), b = of(op->b);
+    if (boundedWithoutWrap(op->type, a, b, [](auto x, auto y) { return x - y; }))
+      return;
     Result = {a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
               a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr()};
   }
 
   void visit(const Mul *op) override {
     Interval a = of(op->a), b = of(op->b);
+    if (boundedWithoutWrap(op->type, a, b, [](auto x, auto y) { return x * y; }))
+      return;
     if (as_const_int(a.min) && !as_const_int(b.min))
       std::swap(a, b);
     auto c = b.min.defined() && equal_const(b) ? as_const_int(b.min) : std::nullopt;
@@ -112,6 +151,8 @@ private:
     if ((c && *c > 0) || (cf && *cf > 0)) {
       Result = {a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr(),
                 a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr()};
+    } else if (c && *c < 0 && wraps(op->type)) {
+      typeBounds(op->type); // the type's minimum divided by -1 wraps to itself
     } else if ((c && *c < 0) || (cf && *cf < 0)) {
       Result = {a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr(),
                 a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr()};

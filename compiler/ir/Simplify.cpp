@@ -264,7 +264,8 @@ private:
     return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Mod::make(a, b);
   }
 
-  // The constant value of a - b for integer scalars, when the difference folds.
+  // The constant value of a - b for signed integer scalars, when the difference folds. Types
+  // narrower than 32 bits wrap, so there x + 1 need not exceed x: only a difference of 0 counts.
   std::optional<int64_t> constantDifference(const Expr &a, const Expr &b) {
     if (!isLinearInt(a.type()) || !a.type().is_int())
       return std::nullopt;
@@ -274,6 +275,8 @@ private:
     for (const auto &term : form.Terms)
       if (term.second != 0)
         return std::nullopt;
+    if (a.type().bits < 32 && form.Constant != 0)
+      return std::nullopt;
     return form.Constant;
   }
 
