@@ -2,6 +2,7 @@
 
 #include "AddImageChecks.h"
 #include "CheckGPUSchedules.h"
+#include "CheckParallelUpdates.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
 #include "StorageFlattening.h"
@@ -57,6 +58,7 @@ LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Tar
   const int debug = debug_level();
   Environment env = find_environment(output);
   std::vector<std::string> order = realization_order(output, env);
+  check_parallel_updates(env);
 
   Stmt s = runPass("schedule functions and bounds inference", debug,
                    [&] { return schedule_functions(output, env, order); });

@@ -5,6 +5,7 @@
 #include "ir/Constants.h"
 #include "ptxjit/IROperator.h"
 #include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
 #include "ir/Substitute.h"
 
 #include <algorithm>
@@ -279,7 +280,17 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
     }
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)
     body = LetStmt::make(it->first, it->second, body);
-  return body;
+  // A factor known only at run time (a Param) that is not positive would make the split's loops
+  // empty: the stage would compute nothing, silently.
+  std::vector<Stmt> factorChecks;
+  for (const Split &s : schedule.splits)
+    if (s.kind == Split::SplitVar && !is_const(s.factor))
+      factorChecks.push_back(AssertStmt::make(GT::make(s.factor, 0),
+                                              "split of " + prefix + s.old_var + " into " + s.outer + " and " +
+                                                  s.inner + ": its factor " + to_string(s.factor) +
+                                                  " is %, but it must be positive",
+                                              {s.factor}));
+  return factorChecks.empty() ? body : Block::make(Block::make(factorChecks), body);
 }
 
 Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
