@@ -106,18 +106,21 @@ std::string Pipeline::lowered_stmt(const Target &target) const {
   return ir::to_string(lower::lower(Contents->Output, checkHostTarget(target)).body);
 }
 
-void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
+namespace {
+
+// One realize with its merged handlers; every failure is a RuntimeError (or CompileError).
+void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCall &call, RawBuffer &output) {
   std::shared_ptr<const PipelineContents::Compiled> compiled;
   {
-    std::lock_guard<std::mutex> lock(Contents->Mutex);
-    compiled = Contents->Current;
+    std::lock_guard<std::mutex> lock(contents.Mutex);
+    compiled = contents.Current;
   }
   if (!compiled) {
-    compile_jit();
-    std::lock_guard<std::mutex> lock(Contents->Mutex);
-    compiled = Contents->Current;
+    pipeline.compile_jit();
+    std::lock_guard<std::mutex> lock(contents.Mutex);
+    compiled = contents.Current;
   }
-  const FunctionContents &f = *Contents->Output;
+  const FunctionContents &f = *contents.Output;
   if (output.dimensions() != static_cast<int>(f.args.size()))
     throw RuntimeError("output buffer of Func " + f.name + " has " + std::to_string(output.dimensions()) +
                        " dimensions, but " + f.name + " has " + std::to_string(f.args.size()));
@@ -157,7 +160,6 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
       if (arguments[i].kind != lower::LoweredArgument::Scalar && !buffers[i].host)
         throw RuntimeError("buffer " + arguments[i].name + " has no host memory (it is a device-only view), but "
                            "pipeline " + f.name + " runs on the host");
-  jit::RealizeCall call(context, Contents->Handlers);
   auto failure = [&](const std::string &fallback) {
     std::string first = call.first_error();
     return RuntimeError("realize of " + f.name + " failed: " + (first.empty() ? fallback : first));
@@ -202,6 +204,20 @@ void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
       output.set_device_dirty(true);
   } catch (const RuntimeError &e) {
     throw failure(e.what()); // the handler's first message is the most specific
+  }
+}
+
+} // namespace
+
+void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
+  jit::RealizeCall call(context, Contents->Handlers);
+  try {
+    realizeWith(*this, *Contents, call, output);
+  } catch (const std::exception &e) {
+    // Failures the runtime reported went to the error handler already; the others go now.
+    if (call.first_error().empty())
+      call.Runtime.error(call.Runtime.user_context, e.what());
+    throw;
   }
 }
 

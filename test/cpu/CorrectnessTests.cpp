@@ -229,3 +229,45 @@ TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]"
     t.join();
   CHECK(failures == 0);
 }
+
+TEST_CASE("Every failed realize goes through the call's error handler once", "[cpu][errors]") {
+  struct Recording : JITUserContext {
+    std::vector<std::string> Errors;
+  };
+  auto recording = [] {
+    Recording r;
+    r.handlers.error = [](JITUserContext *u, const char *m) { static_cast<Recording *>(u)->Errors.push_back(m); };
+    return r;
+  };
+  ImageParam in(Float(32), 1, "in");
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("f");
+  f(x) = in(x) * 2.0f;
+  Pipeline p(f);
+  Buffer<float> out(16);
+
+  Recording unbound = recording();
+  CHECK_THROWS_WITH(p.realize(&unbound, out), Catch::Contains("not bound"));
+  REQUIRE(unbound.Errors.size() == 1);
+  CHECK_THAT(unbound.Errors[0], Catch::Contains("ImageParam in"));
+
+  Buffer<float> small(8);
+  in.set(small);
+  Recording outside = recording();
+  CHECK_THROWS_WITH(p.realize(&outside, out), Catch::Contains("input buffer in"));
+  REQUIRE(outside.Errors.size() == 1);
+  CHECK_THAT(outside.Errors[0], Catch::Contains("input buffer in"));
+
+  // On a CUDA target the context is refused (or, without a driver, cannot be had): no kernel runs.
+  Func g("g");
+  g(x) = x * 2;
+  g.gpu_tile(x, xo, xi, 8);
+  Pipeline onGpu(g);
+  onGpu.compile_jit(Target("host-cuda"));
+  Recording refused = recording();
+  refused.handlers.acquire_context = [](JITUserContext *, CUcontext *, bool) { return 1; };
+  Buffer<int> ints(16);
+  CHECK_THROWS(onGpu.realize(&refused, ints));
+  REQUIRE(refused.Errors.size() == 1);
+  CHECK_THAT(refused.Errors[0], Catch::Contains("acquire_context handler refused") || Catch::Contains("driver"));
+}

@@ -699,11 +699,30 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
   }
   SECTION("a refusing acquire handler fails the realize and creates nothing") {
-    JITUserContext refuse;
+    struct Refusing : JITUserContext {
+      std::vector<std::string> Errors;
+    } refuse;
     refuse.handlers.acquire_context = [](JITUserContext *, CUcontext *, bool) { return 1; };
+    refuse.handlers.error = [](JITUserContext *u, const char *m) { static_cast<Refusing *>(u)->Errors.push_back(m); };
     Buffer<float> out(200, 100);
     CHECK_THROWS_WITH(p.realize(&refuse, out), Catch::Contains("acquire_context handler refused"));
+    REQUIRE(refuse.Errors.size() == 1); // the error handler hears of it first
+    CHECK_THAT(refuse.Errors[0], Catch::Contains("acquire_context handler refused"));
     CHECK_FALSE(anyPrimaryContextActive());
+  }
+  SECTION("a failing get_stream handler fails the realize through the error handler") {
+    struct NoStream : CountingContext {
+      std::vector<std::string> Errors;
+    } c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    c.handlers.get_stream = [](JITUserContext *, CUcontext, CUstream *) { return 3; };
+    c.handlers.error = [](JITUserContext *u, const char *m) { static_cast<NoStream *>(u)->Errors.push_back(m); };
+    Buffer<float> out(200, 100);
+    CHECK_THROWS_WITH(p.realize(&c, out), Catch::Contains("get_stream handler failed"));
+    REQUIRE(c.Errors.size() == 1);
+    CHECK_THAT(c.Errors[0], Catch::Contains("get_stream handler failed"));
+    CHECK(c.Acquires == c.Releases);
   }
   SECTION("errors keep acquire and release paired and restore the current context") {
     CountingContext c;
