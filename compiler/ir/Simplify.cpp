@@ -153,7 +153,14 @@ private:
 
   // min(p, q) + rest is min(p + rest, q + rest): worth it when an operand then folds to a
   // constant, as in min(x + 33, end) - x, the extent of a tile clipped at the end of an image.
+  // Only a rest free of mins and maxes is pushed: pushing one min/max into another's operands,
+  // and those into the next, takes time exponential in their number.
   Expr pushIntoMinMax(const LinearForm &form, Type t) {
+    int minMaxTerms = 0;
+    for (const auto &[term, coefficient] : form.Terms)
+      minMaxTerms += coefficient != 0 && (term.as<Min>() || term.as<Max>());
+    if (minMaxTerms != 1)
+      return Expr();
     for (size_t i = 0; i < form.Terms.size(); ++i) {
       const auto &[term, coefficient] = form.Terms[i];
       const auto *mn = term.as<Min>();

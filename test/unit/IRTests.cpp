@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <random>
 
 using namespace ptxjit;
@@ -176,4 +177,23 @@ TEST_CASE("Constant upper bounds see through clipped tiles", "[unit][ir]") {
   CHECK_FALSE(constant_upper_bound(x + end).has_value());
   // simplify() itself keeps the sum whole, so terms that cancel still cancel.
   CHECK(to_string(simplify(x + (min(x + 33, end) - x))) == "min((x + 33), end)");
+}
+
+TEST_CASE("Bounding a sum of many mins and maxes takes polynomial time", "[unit][ir]") {
+  // The extent of storage read at many offsets: max(...) - min(...) + 1 over 12 reads each.
+  Expr x = v("x"), y = v("y");
+  Expr hi = x + 11, lo = y;
+  for (int k = 0; k < 12; ++k) {
+    hi = max(hi, min(x + k * 3, y + 40));
+    lo = min(lo, max(y - k, x - 7));
+  }
+  Expr extent = min(hi - lo + 1, 64) + min(hi, y + 3) - min(lo, x);
+  auto start = std::chrono::steady_clock::now();
+  std::optional<int64_t> bound = constant_upper_bound(extent);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 2.0);
+  CHECK_FALSE(bound.has_value()); // x and y are unbounded, so no constant bounds the last terms
+  CHECK(constant_upper_bound(min(hi - lo + 1, 64)) == std::optional<int64_t>(64));
+  // The case pushing exists for: the extent of a tile clipped at the end of an image.
+  CHECK(constant_upper_bound(min(x + 33, y) - x) == std::optional<int64_t>(33));
 }
