@@ -5,6 +5,7 @@
 #include "IRMutator.h"
 #include "Substitute.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -31,12 +32,12 @@ public:
 private:
   std::unordered_map<const IRNode *, int> ByNode;
   std::map<std::string, int> ByKey;
+  std::map<std::string, int> LetValues; // the number of each let's value, by the name it binds
 };
 
 std::string placeholder(int n) { return "#" + std::to_string(n); }
 
-// Rebuilds one node with its children numbered and replaced by placeholders. Lets are taken
-// whole: their bodies may use the name they bind.
+// Rebuilds one node with its children numbered and replaced by placeholders.
 class Shallow : public IRMutator {
 public:
   explicit Shallow(ValueNumbering &numbering) : Numbering(numbering) {}
@@ -55,14 +56,28 @@ public:
 private:
   ValueNumbering &Numbering;
   bool Top = true;
-  using IRMutator::visit;
-  Expr visit(const Let *op) override { return Expr(op); }
 };
 
 int ValueNumbering::number(const Expr &e) {
   if (auto it = ByNode.find(e.get()); it != ByNode.end()) {
     ++Entries[it->second].uses;
     return it->second;
+  }
+  // A let is its body with the name standing for the value's number; a use of the name is a use
+  // of the value.
+  if (const auto *let = e.as<Let>()) {
+    LetValues[let->name] = number(let->value);
+    --Entries[LetValues[let->name]].uses; // counted at each use of the name instead
+    int n = number(let->body);
+    ByNode[e.get()] = n;
+    return n;
+  }
+  if (const auto *v = e.as<Variable>()) {
+    if (auto it = LetValues.find(v->name); it != LetValues.end()) {
+      ++Entries[it->second].uses;
+      ByNode[e.get()] = it->second;
+      return it->second;
+    }
   }
   Shallow shallow(*this);
   Expr node = shallow.mutate(e);
@@ -87,11 +102,16 @@ int ValueNumbering::number(const Expr &e) {
   return n;
 }
 
-bool worthALet(const ValueNumbering::Entry &entry) {
+// Written out, a repeated subexpression larger than this multiplies the work of every pass.
+constexpr int64_t LargestRepeatedInline = 8;
+
+bool worthALet(const ValueNumbering::Entry &entry, int64_t writtenSize) {
   const Expr &e = entry.shallow;
-  if (entry.uses < 2 || is_const(e) || e.as<Variable>() || e.as<Broadcast>() || e.type().is_bool())
+  if (entry.uses < 2 || is_const(e) || e.as<Variable>() || e.as<Broadcast>())
     return false;
-  return entry.reads || e.type().is_float();
+  if (writtenSize > LargestRepeatedInline)
+    return true;
+  return !e.type().is_bool() && (entry.reads || e.type().is_float());
 }
 
 } // namespace
@@ -104,14 +124,19 @@ Expr common_subexpression_elimination(const Expr &e, const std::string &prefix) 
   // Children come before parents: each entry is rebuilt from its rebuilt children, or from the
   // variables of the lets that hold them.
   std::vector<Expr> rebuilt(numbering.Entries.size());
+  std::vector<int64_t> writtenSize(numbering.Entries.size()); // nodes, a let's name counting one
   std::vector<std::pair<std::string, Expr>> lets;
   for (size_t n = 0; n < numbering.Entries.size(); ++n) {
     const ValueNumbering::Entry &entry = numbering.Entries[n];
     std::map<std::string, Expr> children;
-    for (int child : entry.children)
+    writtenSize[n] = 1;
+    for (int child : entry.children) {
       children[placeholder(child)] = rebuilt[child];
+      writtenSize[n] = std::min<int64_t>(writtenSize[n] + writtenSize[child], INT32_MAX);
+    }
     Expr value = children.empty() ? entry.shallow : substitute(children, entry.shallow);
-    if (worthALet(entry)) {
+    if (worthALet(entry, writtenSize[n])) {
+      writtenSize[n] = 1;
       std::string name = prefix + ".cse" + std::to_string(lets.size());
       lets.emplace_back(name, value);
       value = Variable::make(value.type(), name);

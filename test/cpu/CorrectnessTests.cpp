@@ -298,3 +298,80 @@ TEST_CASE("A fused producer read four times by an update compiles quickly", "[cp
     return sum;
   });
 }
+
+TEST_CASE("Shared subexpressions compile in linear time, through inlining too", "[cpu][pipeline]") {
+  const int levels = 100;
+  Var x("x");
+  auto fibonacci = [&](uint32_t a, uint32_t b) {
+    for (int i = 0; i < levels; ++i) {
+      uint32_t c = a + b;
+      a = b;
+      b = c;
+    }
+    return b;
+  };
+  SECTION("an Expr DAG of unsigned integers") {
+    Expr a = cast<uint32_t>(x), b = cast<uint32_t>(x) + 1u;
+    for (int i = 0; i < levels; ++i) {
+      Expr c = a + b;
+      a = b;
+      b = c;
+    }
+    Func f("f");
+    f(x) = b;
+    auto start = std::chrono::steady_clock::now();
+    Buffer<uint32_t> out = Pipeline(f).realize<uint32_t>({16});
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO("compile and realize took " << seconds << " s");
+    CHECK(seconds < 10.0); // a generous limit: exponential time would be hours
+    check_against(out, [&](const std::vector<int> &c) { return fibonacci(uint32_t(c[0]), uint32_t(c[0]) + 1); });
+  }
+  SECTION("a chain of inlined stencils, each reading its producer at two offsets") {
+    uint32_t seed = fresh_seed();
+    INFO("seed " << seed);
+    const int depth = 40;
+    ImageParam in(UInt(32), 1, "in");
+    std::vector<Func> chain(1, Func("s0"));
+    chain[0](x) = in(x);
+    for (int i = 1; i <= depth; ++i) {
+      chain.emplace_back("s" + std::to_string(i));
+      chain[i](x) = chain[i - 1](x - 1) + chain[i - 1](x + 1);
+    }
+    Buffer<uint32_t> input(16 + 2 * depth);
+    input.set_min({-depth});
+    fill_random(input, seed, 0, 1 << 30);
+    in.set(input);
+    auto start = std::chrono::steady_clock::now();
+    Buffer<uint32_t> out = Pipeline(chain.back()).realize<uint32_t>({16});
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO("compile and realize took " << seconds << " s");
+    CHECK(seconds < 10.0);
+    std::vector<uint32_t> level(input.extent(0));
+    for (int k = 0; k < input.extent(0); ++k)
+      level[k] = input(k - depth);
+    for (int i = 1; i <= depth; ++i) {
+      std::vector<uint32_t> next(level.size(), 0);
+      for (size_t k = 1; k + 1 < level.size(); ++k)
+        next[k] = level[k - 1] + level[k + 1];
+      level = next;
+    }
+    check_against(out, [&](const std::vector<int> &c) { return level[c[0] + depth]; });
+  }
+  SECTION("a chain of inlined Funcs, each reading the two before") {
+    std::vector<Func> chain;
+    chain.emplace_back("c0");
+    chain.back()(x) = cast<uint32_t>(x);
+    chain.emplace_back("c1");
+    chain.back()(x) = cast<uint32_t>(x) + 1u;
+    for (int i = 2; i < levels + 2; ++i) {
+      chain.emplace_back("c" + std::to_string(i));
+      chain[i](x) = chain[i - 1](x) + chain[i - 2](x + 0);
+    }
+    auto start = std::chrono::steady_clock::now();
+    Buffer<uint32_t> out = Pipeline(chain.back()).realize<uint32_t>({16});
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    INFO("compile and realize took " << seconds << " s");
+    CHECK(seconds < 10.0);
+    check_against(out, [&](const std::vector<int> &c) { return fibonacci(uint32_t(c[0]), uint32_t(c[0]) + 1); });
+  }
+}
