@@ -276,6 +276,8 @@ private:
   std::optional<int64_t> constantDifference(const Expr &a, const Expr &b) {
     if (!isLinearInt(a.type()) || !a.type().is_int())
       return std::nullopt;
+    if (auto ca = as_const_int(a), cb = as_const_int(b); ca && cb)
+      return *ca - *cb; // constants of the type: exact at any width
     LinearForm form;
     form.add(a, 1);
     form.add(b, -1);

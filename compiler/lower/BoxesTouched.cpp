@@ -63,7 +63,17 @@ private:
     Expr value = substitute(LetValues, op->value);
     auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
     LetValues[op->name] = value;
-    bind(op->name, bounds_of_expr_in_scope(op->value, TheScope), op->body);
+    // Both bounds hold: the one through the variables the value names (narrowed by the guards
+    // around it) and the one through the value written in outer variables, simplified (a loop
+    // extent (y.max - y.min) + 1 whose ends are both g.y - 2 is 1, not the width of g.y's range).
+    Interval direct = bounds_of_expr_in_scope(op->value, TheScope);
+    Interval expanded = bounds_of_expr_in_scope(simplify(value), TheScope);
+    auto tighter = [](const Expr &a, const Expr &b, bool isMin) {
+      if (!a.defined() || !b.defined())
+        return a.defined() ? a : b;
+      return simplify(isMin ? Expr(Max::make(a, b)) : Expr(Min::make(a, b)));
+    };
+    bind(op->name, {tighter(direct.min, expanded.min, true), tighter(direct.max, expanded.max, false)}, op->body);
     if (saved)
       LetValues[op->name] = *saved;
     else

@@ -375,3 +375,39 @@ TEST_CASE("Shared subexpressions compile in linear time, through inlining too", 
     check_against(out, [&](const std::vector<int> &c) { return fibonacci(uint32_t(c[0]), uint32_t(c[0]) + 1); });
   }
 }
+
+TEST_CASE("A fused producer computed inside a consumer's loop reads only what it needs", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Var x("x"), y("y"), xy("xy");
+  Func f("f"), g("g");
+  f(x, y) = in(x, y) * 2;
+  g(x, y) = f(x, y - 2) + 1;
+  f.compute_at(g, y).fuse(x, y, xy);
+  Buffer<int> input(12, 5);
+  input.set_min({-2, -5});
+  fill_random(input, seed, -100, 100);
+  in.set(input);
+  Buffer<int> out(12, 5);
+  out.set_min({-2, -3});
+  Pipeline(g).realize(out);
+  check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1] - 2) * 2 + 1; });
+}
+
+TEST_CASE("Nested splits of split loops, reordered, compile and compute", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Var x("x"), a("a"), b("b"), c("c"), d("d"), e("e"), g("g");
+  Func f("f"), out("out");
+  f(x) = in(x) * 3;
+  f.compute_root();
+  f.split(x, a, b, 8).split(b, c, d, 6, TailStrategy::GuardWithIf).reorder(d, c, a).split(c, e, g, 7);
+  out(x) = f(x) + f(x + 2);
+  Buffer<int> input(40);
+  fill_random(input, seed, -100, 100);
+  in.set(input);
+  Buffer<int> result = Pipeline(out).realize<int>({23});
+  check_against(result, [&](const std::vector<int> &p) { return 3 * (input(p[0]) + input(p[0] + 2)); });
+}

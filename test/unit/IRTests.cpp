@@ -197,3 +197,15 @@ TEST_CASE("Bounding a sum of many mins and maxes takes polynomial time", "[unit]
   // The case pushing exists for: the extent of a tile clipped at the end of an image.
   CHECK(constant_upper_bound(min(x + 33, y) - x) == std::optional<int64_t>(33));
 }
+
+TEST_CASE("Narrow integer constants fold; narrow sums are not assumed not to wrap", "[unit][ir]") {
+  Expr a = v("a", Int(16)), c = v("c");
+  auto i16 = [](int k) { return cast(Int(16), Expr(k)); };
+  CHECK(equal(simplify(min(min(a, i16(3)), i16(-2))), simplify(min(a, i16(-2)))));
+  CHECK(is_const_one(simplify(i16(-7) < i16(5))));
+  CHECK_FALSE(is_const(simplify(a + i16(1) > a)));   // false where a is 32767
+  CHECK(is_const_one(simplify(c + 1 > c)));           // int32 overflow is undefined
+  Interval wrapped = bounds_of_expr_in_scope(cast(UInt(8), v("u", UInt(8)) + cast(UInt(8), Expr(1))), {});
+  CHECK(as_const_int(wrapped.min) == std::optional<int64_t>(0));
+  CHECK(as_const_int(wrapped.max) == std::optional<int64_t>(255));
+}

@@ -1,0 +1,34 @@
+// The differential tester on a fixed set of seeds: random pipelines with random schedules against
+// the reference evaluator. `ptxjit_fuzz --minutes N` runs fresh seeds for as long as asked.
+
+#include "TestUtil.h"
+#include "fuzz/RandomPipeline.h"
+
+using namespace ptxjit::fuzz;
+
+namespace {
+
+void runSeeds(uint64_t first, int wanted, bool gpu, const std::string &target) {
+  int ran = 0, discarded = 0;
+  for (uint64_t seed = first; ran < wanted; ++seed) {
+    PipelineDesc p = random_pipeline(seed, gpu);
+    Result r = run_pipeline(p, target);
+    if (r.outcome == Outcome::Discarded) {
+      ++discarded;
+      continue;
+    }
+    ++ran;
+    if (r.outcome != Outcome::Pass) {
+      PipelineDesc reduced = reduce_failure(p, target, r.outcome);
+      FAIL_CHECK((r.outcome == Outcome::Wrong ? "wrong values" : "error") << " for seed " << seed << ": "
+                                                                           << r.message << "\nreduced:\n"
+                                                                           << to_string(reduced));
+    }
+  }
+  INFO(ran << " pipelines compared, " << discarded << " discarded as undefined or inexact");
+  CHECK(ran == wanted);
+}
+
+} // namespace
+
+TEST_CASE("Random pipelines match the reference on the host", "[cpu][fuzz]") { runSeeds(1, 320, false, "host"); }

@@ -1,0 +1,166 @@
+// ptxjit_fuzz: the differential tester for as long as asked.
+//   ptxjit_fuzz --minutes N [--gpu] [--first-seed S]
+// runs fresh seeds in child processes (so that a crash or a hang is caught and pinned to its
+// seed), prints each failure with its seed and a reduced reproduction, and a summary at the end.
+//   ptxjit_fuzz --seeds A B [--gpu]  runs seeds [A, B) in this process (what the children do).
+
+#include "RandomPipeline.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace ptxjit::fuzz;
+
+namespace {
+
+int runSeeds(uint64_t first, uint64_t last, bool gpu) {
+  const std::string target = gpu ? "host-cuda" : "host";
+  int pass = 0, discarded = 0, failed = 0;
+  for (uint64_t seed = first; seed < last; ++seed) {
+    PipelineDesc p = random_pipeline(seed, gpu);
+    Result r = run_pipeline(p, target);
+    switch (r.outcome) {
+    case Outcome::Pass:
+      ++pass;
+      break;
+    case Outcome::Discarded:
+      ++discarded;
+      break;
+    default: {
+      ++failed;
+      PipelineDesc reduced = reduce_failure(p, target, r.outcome);
+      std::printf("FAIL seed %llu (%s): %s\n%s\n", static_cast<unsigned long long>(seed),
+                  r.outcome == Outcome::Wrong ? "wrong values" : "error", r.message.c_str(),
+                  to_string(reduced).c_str());
+    }
+    }
+    std::fflush(stdout);
+  }
+  std::printf("COUNTS %d %d %d\n", pass, discarded, failed);
+  return 0;
+}
+
+struct ChildResult {
+  bool finished = false; // exited normally
+  bool timedOut = false;
+  int signal = 0;
+  std::string output;
+};
+
+ChildResult runChild(const char *self, uint64_t first, uint64_t last, bool gpu, int timeoutSeconds) {
+  int pipeFds[2];
+  if (pipe(pipeFds) != 0) {
+    std::perror("pipe");
+    std::exit(2);
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipeFds[1], STDOUT_FILENO);
+    close(pipeFds[0]);
+    alarm(static_cast<unsigned>(timeoutSeconds));
+    std::string a = std::to_string(first), b = std::to_string(last);
+    std::vector<const char *> argv = {self, "--seeds", a.c_str(), b.c_str()};
+    if (gpu)
+      argv.push_back("--gpu");
+    argv.push_back(nullptr);
+    execv(self, const_cast<char **>(argv.data()));
+    _exit(127);
+  }
+  close(pipeFds[1]);
+  ChildResult result;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(pipeFds[0], buffer, sizeof buffer)) > 0)
+    result.output.append(buffer, static_cast<size_t>(n));
+  close(pipeFds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.timedOut = result.signal == SIGALRM;
+  }
+  return result;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  double minutes = 1;
+  bool gpu = false;
+  uint64_t firstSeed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull * 1000;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--seeds" && i + 2 < argc) {
+      for (int j = i + 3; j < argc; ++j)
+        gpu = gpu || std::strcmp(argv[j], "--gpu") == 0;
+      return runSeeds(std::strtoull(argv[i + 1], nullptr, 10), std::strtoull(argv[i + 2], nullptr, 10), gpu);
+    }
+    if (a == "--minutes" && i + 1 < argc)
+      minutes = std::atof(argv[++i]);
+    else if (a == "--gpu")
+      gpu = true;
+    else if (a == "--first-seed" && i + 1 < argc)
+      firstSeed = std::strtoull(argv[++i], nullptr, 10);
+    else {
+      std::fprintf(stderr, "usage: %s --minutes N [--gpu] [--first-seed S]\n", argv[0]);
+      return 2;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const uint64_t chunk = 50;
+  long pass = 0, discarded = 0, failed = 0, crashed = 0, hung = 0;
+  uint64_t seed = firstSeed;
+  std::printf("ptxjit_fuzz: %s, seeds from %llu\n", gpu ? "GPU" : "CPU", static_cast<unsigned long long>(seed));
+  while (elapsed() < minutes * 60) {
+    ChildResult r = runChild("/proc/self/exe", seed, seed + chunk, gpu, 600);
+    if (r.finished) {
+      size_t at = r.output.rfind("COUNTS ");
+      int p = 0, d = 0, f = 0;
+      if (at != std::string::npos)
+        std::sscanf(r.output.c_str() + at, "COUNTS %d %d %d", &p, &d, &f);
+      pass += p;
+      discarded += d;
+      failed += f;
+      std::fputs(r.output.substr(0, at).c_str(), stdout);
+    } else {
+      // Pin the crash or hang to its seeds, one child each.
+      for (uint64_t s = seed; s < seed + chunk; ++s) {
+        ChildResult one = runChild("/proc/self/exe", s, s + 1, gpu, 60);
+        if (one.finished) {
+          int p = 0, d = 0, f = 0;
+          size_t at = one.output.rfind("COUNTS ");
+          if (at != std::string::npos)
+            std::sscanf(one.output.c_str() + at, "COUNTS %d %d %d", &p, &d, &f);
+          pass += p;
+          discarded += d;
+          failed += f;
+          std::fputs(one.output.substr(0, at).c_str(), stdout);
+        } else if (one.timedOut) {
+          ++hung;
+          std::printf("HANG seed %llu (over 60 s)\n%s\n", static_cast<unsigned long long>(s),
+                      to_string(random_pipeline(s, gpu)).c_str());
+        } else {
+          ++crashed;
+          std::printf("CRASH seed %llu (signal %d)\n%s\n", static_cast<unsigned long long>(s), one.signal,
+                      to_string(random_pipeline(s, gpu)).c_str());
+        }
+      }
+    }
+    seed += chunk;
+    std::fflush(stdout);
+  }
+  std::printf("ptxjit_fuzz: %.0f s, seeds %llu..%llu: %ld passed, %ld wrong or refused, %ld crashed, %ld hung, "
+              "%ld discarded (undefined or inexact)\n",
+              elapsed(), static_cast<unsigned long long>(firstSeed), static_cast<unsigned long long>(seed - 1), pass,
+              failed, crashed, hung, discarded);
+  return failed + crashed + hung ? 1 : 0;
+}

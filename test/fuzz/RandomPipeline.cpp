@@ -1,0 +1,1377 @@
+#include "RandomPipeline.h"
+
+#include "ptxjit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace ptxjit::fuzz {
+
+namespace {
+
+// ---- Types ----
+
+bool isFloat(Scalar t) { return t == Scalar::F32; }
+bool isSigned(Scalar t) { return t == Scalar::I8 || t == Scalar::I16 || t == Scalar::I32; }
+int bitsOf(Scalar t) {
+  switch (t) {
+  case Scalar::I8:
+  case Scalar::U8:
+    return 8;
+  case Scalar::I16:
+  case Scalar::U16:
+    return 16;
+  default:
+    return 32;
+  }
+}
+Type typeOf(Scalar t) { return isFloat(t) ? Float(32) : isSigned(t) ? Int(bitsOf(t)) : UInt(bitsOf(t)); }
+const char *nameOf(Scalar t) {
+  static const char *names[] = {"int8_t", "int16_t", "int32_t", "uint8_t", "uint16_t", "uint32_t", "float"};
+  return names[static_cast<int>(t)];
+}
+constexpr Scalar AllScalars[] = {Scalar::I8, Scalar::I16, Scalar::I32, Scalar::U8, Scalar::U16, Scalar::U32, Scalar::F32};
+
+// The reference gives up on a description whose meaning is undefined or inexact (see the header).
+struct Discard {};
+
+// A value of the reference: integers as int64_t within their type's range, floats as doubles that
+// are exactly floats.
+struct Value {
+  int64_t i = 0;
+  double f = 0;
+};
+
+Value intValue(Scalar t, __int128 v) {
+  const int bits = bitsOf(t);
+  if (t == Scalar::I32) {
+    if (v < INT32_MIN || v > INT32_MAX)
+      throw Discard{}; // signed 32-bit overflow is undefined
+    return {static_cast<int64_t>(v), 0};
+  }
+  uint64_t mask = (uint64_t(1) << bits) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (isSigned(t) && (u >> (bits - 1)))
+    return {static_cast<int64_t>(u) - (int64_t(1) << bits), 0};
+  return {static_cast<int64_t>(u), 0};
+}
+
+Value floatValue(double d) {
+  if (!(std::fabs(d) <= 1048576.0) || static_cast<double>(static_cast<float>(d)) != d)
+    throw Discard{}; // too large, or rounded: compilers may round differently
+  return {0, d};
+}
+
+int64_t euclidDiv(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  int64_t q = a / b, r = a % b;
+  if (r < 0)
+    q += b > 0 ? -1 : 1;
+  return q;
+}
+int64_t euclidMod(int64_t a, int64_t b) {
+  if (b == 0)
+    return 0;
+  int64_t r = a % b;
+  return r < 0 ? r + (b < 0 ? -b : b) : r;
+}
+
+// ---- Boxes ----
+
+struct Interval {
+  int64_t min = INT64_MAX, max = INT64_MIN;
+  bool empty() const { return min > max; }
+  void include(int64_t lo, int64_t hi) {
+    min = std::min(min, lo);
+    max = std::max(max, hi);
+  }
+};
+using Box = std::vector<Interval>;
+
+// ---- Generation ----
+
+class Generator {
+public:
+  Generator(uint64_t seed, bool gpu) : Rng(seed) { P.seed = seed; P.gpu = gpu; }
+
+  PipelineDesc generate() {
+    P.dims = pick({1, 2, 2, 3});
+    P.inputType = pickScalar();
+    P.boundary = P.gpu ? pick({1, 2, 3}) : pick({0, 0, 1, 2, 3});
+    const int maxExtent = P.dims == 1 ? 40 : P.dims == 2 ? 14 : 7;
+    for (int d = 0; d < P.dims; ++d) {
+      P.outputMin.push_back(uniform(-4, 4));
+      P.outputExtent.push_back(chance(0.1) ? 1 : uniform(1, maxExtent));
+      P.inputMin.push_back(uniform(-3, 3));
+      P.inputExtent.push_back(uniform(1, 12));
+    }
+    const int count = uniform(1, 8);
+    for (int i = 0; i < count; ++i) {
+      FuncDesc f;
+      f.type = pickScalar();
+      Current = i;
+      f.value = node(f.type, 3, false, P.dims, -1);
+      f.update = update(f.type, i);
+      P.funcs.push_back(std::move(f));
+    }
+    fitOutputUpdate();
+    placeAndSchedule();
+    return P;
+  }
+
+private:
+  std::mt19937_64 Rng;
+  PipelineDesc P;
+  int Current = 0;
+
+  int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(Rng); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(Rng) < p; }
+  template <typename T> T pick(std::initializer_list<T> options) {
+    return *(options.begin() + uniform(0, static_cast<int>(options.size()) - 1));
+  }
+  Scalar pickScalar() { return AllScalars[uniform(0, 6)]; }
+
+  Node constant(Scalar t) {
+    Node n;
+    n.kind = Node::Const;
+    n.type = t;
+    n.value = isSigned(t) || isFloat(t) ? uniform(-9, 9) : uniform(0, 9);
+    return n;
+  }
+
+  Node cast(Scalar t, Node value) {
+    if (value.type == t)
+      return value;
+    Node n;
+    n.kind = Node::Cast;
+    n.type = t;
+    if (isFloat(value.type) && !isFloat(t)) {
+      // Only floats known to fit convert: out of range, the conversion is undefined.
+      Node c;
+      c.kind = Node::Clamp;
+      c.type = value.type;
+      c.value = isSigned(t) ? -100 : 0;
+      c.high = 100;
+      c.children.push_back(std::move(value));
+      value = std::move(c);
+    }
+    n.children.push_back(std::move(value));
+    return n;
+  }
+
+  // A read of the input or an earlier Func at small offsets; `rdim` >= 0 adds the RVar there.
+  Node read(Scalar t, int rdim) {
+    Node n;
+    bool func = Current > 0 && chance(0.7);
+    n.kind = func ? Node::Call : Node::Input;
+    n.func = func ? uniform(0, Current - 1) : -1;
+    n.type = func ? P.funcs[n.func].type : P.inputType;
+    for (int d = 0; d < P.dims; ++d) {
+      n.offsets.push_back(chance(0.5) ? 0 : uniform(-2, 2));
+      n.plusR.push_back(d == rdim);
+    }
+    return cast(t, std::move(n));
+  }
+
+  Node node(Scalar t, int depth, bool reduction, int coords, int rdim) {
+    if (depth == 0 || chance(0.2)) {
+      double p = std::uniform_real_distribution<double>(0, 1)(Rng);
+      if (p < 0.6)
+        return read(t, reduction ? rdim : -1);
+      if (p < 0.8) {
+        Node c;
+        c.kind = Node::Coord;
+        c.type = Scalar::I32;
+        c.dim = uniform(0, coords - 1);
+        return cast(t, std::move(c));
+      }
+      return constant(t);
+    }
+    Node n;
+    n.type = t;
+    int op = uniform(0, 10);
+    auto child = [&](Scalar ct) { return node(ct, depth - 1, reduction, coords, rdim); };
+    switch (op) {
+    case 0:
+    case 1:
+      n.kind = Node::Add;
+      break;
+    case 2:
+      n.kind = Node::Sub;
+      break;
+    case 3:
+      n.kind = Node::Mul;
+      break;
+    case 4:
+      n.kind = Node::Min;
+      break;
+    case 5:
+      n.kind = Node::Max;
+      break;
+    case 6:
+      n.kind = isFloat(t) ? Node::Add : Node::Div;
+      break;
+    case 7:
+      n.kind = isFloat(t) ? Node::Sub : Node::Mod;
+      break;
+    case 8: {
+      n.kind = Node::Select;
+      Scalar ct = pickScalar();
+      n.children.push_back(child(ct));
+      n.children.push_back(child(ct));
+      n.children.push_back(child(t));
+      n.children.push_back(child(t));
+      return n;
+    }
+    case 9:
+      return cast(t, child(pickScalar()));
+    default: {
+      n.kind = Node::Clamp;
+      n.value = isSigned(t) || isFloat(t) ? uniform(-20, 5) : uniform(0, 5);
+      n.high = n.value + uniform(0, 30);
+      n.children.push_back(child(t));
+      return n;
+    }
+    }
+    n.children.push_back(child(t));
+    // A float is divided only by a power of two, so the quotient stays exact.
+    n.children.push_back(chance(0.3) ? constant(t) : child(t));
+    return n;
+  }
+
+  Update update(Scalar t, int index) {
+    Update u;
+    if (index == 0 && chance(0.5))
+      return u; // keep some pipelines pure
+    double p = std::uniform_real_distribution<double>(0, 1)(Rng);
+    bool needsPureDim = P.gpu && P.dims == 1;
+    if (p < 0.55)
+      return u;
+    u.rmin = uniform(-3, 3);
+    u.rextent = uniform(1, 6);
+    u.dim = uniform(0, P.dims - 1);
+    if (p < 0.7) {
+      u.kind = Update::Reduce;
+      u.term = node(t, 2, true, P.dims, u.dim);
+      if (!readsRVar(u.term)) { // an RDom the update does not use is no loop of it
+        Node sum;
+        sum.kind = Node::Add;
+        sum.type = t;
+        sum.children.push_back(std::move(u.term));
+        sum.children.push_back(read(t, u.dim));
+        u.term = std::move(sum);
+      }
+    } else if (p < 0.8 || needsPureDim) {
+      u.kind = Update::Pointwise;
+      u.term = node(t, 2, false, P.dims, -1);
+    } else if (p < 0.9) {
+      u.kind = Update::Scan;
+      u.rmin = uniform(-3, 6);
+      u.rextent = uniform(1, 12);
+      u.term = node(t, 2, false, P.dims, -1);
+    } else {
+      u.kind = Update::Histogram;
+      u.low = uniform(-3, 3);
+      u.high = u.low + uniform(0, 8);
+      u.term = node(Scalar::I32, 2, false, P.dims, -1);
+      // The bin moves with the RVar (Coord(dim) is the RVar here): an RDom the update does not
+      // use is no loop of it.
+      Node r, sum;
+      r.kind = Node::Coord;
+      r.type = Scalar::I32;
+      r.dim = u.dim;
+      sum.kind = Node::Add;
+      sum.type = Scalar::I32;
+      sum.children.push_back(std::move(u.term));
+      sum.children.push_back(std::move(r));
+      u.term = std::move(sum);
+    }
+    return u;
+  }
+
+  // The output's updates must stay inside its buffer: a scan and its previous point, the bins.
+  void fitOutputUpdate() {
+    Update &u = P.funcs.back().update;
+    const int lo = P.outputMin[u.dim], hi = lo + P.outputExtent[u.dim] - 1;
+    if (u.kind == Update::Scan) {
+      if (hi - lo < 1) {
+        u.kind = Update::Pointwise;
+        return;
+      }
+      u.rmin = uniform(lo + 1, hi);
+      u.rextent = uniform(1, hi - u.rmin + 1);
+    } else if (u.kind == Update::Histogram) {
+      u.low = uniform(lo, hi);
+      u.high = uniform(u.low, hi);
+    }
+  }
+
+  // Where each Func is computed and how each stage's loops run.
+  void placeAndSchedule() {
+    const int n = static_cast<int>(P.funcs.size());
+    FuncDesc &out = P.funcs.back();
+    out.level = 0;
+    std::vector<std::string> outputLoops = schedule(out, n - 1, true);
+    if (out.update.kind != Update::None)
+      schedule(out, n - 1, false);
+    // Loops of the output a Func may be computed at: outermost first, not inside a vector loop.
+    const int depth = static_cast<int>(outputLoops.size());
+
+    std::vector<int> effective(n, depth);
+    for (int i = n - 2; i >= 0; --i) {
+      int maxLevel = INT32_MAX;
+      bool used = false;
+      for (int j = i + 1; j < n; ++j) {
+        bool inValue = calls(P.funcs[j].value, i);
+        bool inUpdate = P.funcs[j].update.kind != Update::None && calls(P.funcs[j].update.term, i);
+        if (inValue)
+          maxLevel = std::min(maxLevel, j == n - 1 ? depth : effective[j]);
+        if (inUpdate)
+          maxLevel = std::min(maxLevel, j == n - 1 ? 0 : effective[j]);
+        used = used || inValue || inUpdate;
+      }
+      FuncDesc &f = P.funcs[i];
+      if (!used) {
+        f.level = 0;
+        continue;
+      }
+      bool canInline = f.update.kind == Update::None;
+      if (canInline && chance(P.gpu ? 0.5 : 0.4)) {
+        f.level = -1;
+        effective[i] = maxLevel;
+        continue;
+      }
+      f.level = P.gpu ? 0 : uniform(0, maxLevel);
+      effective[i] = f.level;
+      schedule(f, i, true);
+      if (f.update.kind != Update::None)
+        schedule(f, i, false);
+    }
+  }
+
+  static bool readsRVar(const Node &n) {
+    if (std::any_of(n.plusR.begin(), n.plusR.end(), [](bool b) { return b; }))
+      return true;
+    return std::any_of(n.children.begin(), n.children.end(), readsRVar);
+  }
+
+  static bool calls(const Node &n, int func) {
+    if (n.kind == Node::Call && n.func == func)
+      return true;
+    return std::any_of(n.children.begin(), n.children.end(), [&](const Node &c) { return calls(c, func); });
+  }
+
+  // Random directives for one stage. Returns the loops (outermost first) a Func may be computed at.
+  std::vector<std::string> schedule(FuncDesc &f, int index, bool pure) {
+    const bool isOutput = index == static_cast<int>(P.funcs.size()) - 1;
+    std::vector<std::string> loops; // innermost first
+    std::set<std::string> rvars;
+    std::map<std::string, int> constantExtent;
+    std::map<std::string, int> originalDim;
+    const Update &u = f.update;
+    bool writesDim = !pure && (u.kind == Update::Scan || u.kind == Update::Histogram);
+    std::string rvar = "r" + std::to_string(index) + ".x";
+    if (!pure && u.kind != Update::Pointwise) {
+      loops.push_back(rvar);
+      rvars.insert(rvar);
+    }
+    for (int d = 0; d < P.dims; ++d)
+      if (!(writesDim && d == u.dim)) {
+        loops.push_back("x" + std::to_string(d));
+        originalDim[loops.back()] = d;
+      }
+    std::vector<Directive> &out = pure ? f.pureSchedule : f.updateSchedule;
+    int counter = 0;
+    auto fresh = [&](const std::string &base, const char *what) {
+      return base + what + std::to_string(index) + (pure ? "p" : "u") + std::to_string(counter++);
+    };
+
+    if (P.gpu) {
+      // A GPU tile over the first one or two pure loops; the rest stay serial inside.
+      std::vector<std::string> pureLoops;
+      for (const std::string &l : loops)
+        if (!rvars.count(l))
+          pureLoops.push_back(l);
+      const int tiled = std::min<int>(static_cast<int>(pureLoops.size()), uniform(1, 2));
+      for (int k = 0; k < tiled; ++k) {
+        Directive s;
+        s.kind = Directive::Split;
+        s.vars = {pureLoops[k], pureLoops[k] + "_b", pureLoops[k] + "_t"};
+        s.factor = pick({1, 2, 3, 4, 8, 16, 32});
+        s.tail = pure && chance(0.3) && (!isOutput || P.outputExtent[originalDim[pureLoops[k]]] >= s.factor) ? 2 : 0;
+        out.push_back(s);
+      }
+      // Threads inside blocks: innermost first, the loops left serial, the thread loops, the blocks.
+      Directive order;
+      order.kind = Directive::Reorder;
+      for (const std::string &l : loops)
+        if (std::find(pureLoops.begin(), pureLoops.begin() + tiled, l) == pureLoops.begin() + tiled)
+          order.vars.push_back(l);
+      for (int k = 0; k < tiled; ++k)
+        order.vars.push_back(pureLoops[k] + "_t");
+      for (int k = 0; k < tiled; ++k)
+        order.vars.push_back(pureLoops[k] + "_b");
+      out.push_back(order);
+      for (int k = 0; k < tiled; ++k) {
+        Directive b;
+        b.kind = Directive::Parallel; // gpu_blocks / gpu_threads on the GPU (see the builder)
+        b.vars = {pureLoops[k] + "_b"};
+        b.factor = 1;
+        out.push_back(b);
+        Directive t;
+        t.kind = Directive::Parallel;
+        t.vars = {pureLoops[k] + "_t"};
+        t.factor = 2;
+        out.push_back(t);
+      }
+      return {};
+    }
+
+    const int steps = uniform(0, 4);
+    bool vectorized = false;
+    std::set<std::string> typed; // parallel or unrolled: not split or fused again
+    for (int step = 0; step < steps && !vectorized; ++step) {
+      int kind = uniform(0, 5);
+      int at = uniform(0, static_cast<int>(loops.size()) - 1);
+      const std::string v = loops[at];
+      if (kind <= 1 && !typed.count(v)) {
+        Directive s;
+        s.kind = Directive::Split;
+        s.factor = uniform(1, 8);
+        std::string outer = fresh(v, "o"), innerName = fresh(v, "i");
+        s.vars = {v, outer, innerName};
+        bool shiftable = pure && originalDim.count(v) &&
+                         (!isOutput || P.outputExtent[originalDim[v]] >= s.factor);
+        s.tail = shiftable ? pick({0, 1, 2}) : pick({0, 1});
+        out.push_back(s);
+        loops[at] = innerName;
+        loops.insert(loops.begin() + at + 1, outer);
+        constantExtent[innerName] = s.factor;
+        if (rvars.count(v)) {
+          rvars.insert(outer);
+          rvars.insert(innerName);
+        }
+      } else if (kind == 2 && at + 1 < static_cast<int>(loops.size()) &&
+                 rvars.count(v) == rvars.count(loops[at + 1]) && !typed.count(v) &&
+                 !typed.count(loops[at + 1])) {
+        Directive s;
+        s.kind = Directive::Fuse;
+        std::string fused = fresh(v, "f");
+        s.vars = {v, loops[at + 1], fused};
+        out.push_back(s);
+        if (rvars.count(v))
+          rvars.insert(fused);
+        loops[at] = fused;
+        loops.erase(loops.begin() + at + 1);
+      } else if (kind == 3 && loops.size() > 1) {
+        std::vector<std::string> order = loops;
+        std::shuffle(order.begin(), order.end(), Rng);
+        // RVar loops keep their order: a scan must run along its RVar as written.
+        std::vector<std::string> rvarOrder;
+        for (const std::string &l : loops)
+          if (rvars.count(l))
+            rvarOrder.push_back(l);
+        size_t next = 0;
+        for (std::string &l : order)
+          if (rvars.count(l))
+            l = rvarOrder[next++];
+        Directive r;
+        r.kind = Directive::Reorder;
+        r.vars = order;
+        out.push_back(r);
+        loops = order;
+      } else if (kind == 4 && constantExtent.count(v) && !rvars.count(v)) {
+        Directive d;
+        bool vector = at == 0 && chance(0.6);
+        d.kind = vector ? Directive::Vectorize : Directive::Unroll;
+        d.vars = {v};
+        out.push_back(d);
+        if (vector)
+          vectorized = true;
+        else
+          typed.insert(v);
+      } else if (kind == 5 && !rvars.count(v)) {
+        Directive d;
+        d.kind = Directive::Parallel;
+        d.vars = {v};
+        out.push_back(d);
+        typed.insert(v);
+      }
+    }
+    std::vector<std::string> levels;
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+      if (vectorized && *it == loops[0])
+        break;
+      levels.push_back(*it);
+    }
+    return levels;
+  }
+};
+
+// ---- The reference ----
+
+class Reference {
+public:
+  explicit Reference(const PipelineDesc &p, const RawBuffer &input) : P(p), Input(input) {
+    const int n = static_cast<int>(P.funcs.size());
+    Boxes.assign(n, Box(P.dims));
+    InputBox.assign(P.dims, Interval());
+    for (int d = 0; d < P.dims; ++d)
+      Boxes[n - 1][d].include(P.outputMin[d], P.outputMin[d] + P.outputExtent[d] - 1);
+    for (int i = n - 1; i >= 0; --i) {
+      if (Boxes[i][0].empty())
+        continue;
+      const FuncDesc &f = P.funcs[i];
+      const Update &u = f.update;
+      if (u.kind == Update::Scan)
+        Boxes[i][u.dim].include(u.rmin - 1, u.rmin + u.rextent - 1);
+      if (u.kind == Update::Histogram)
+        Boxes[i][u.dim].include(u.low, u.high);
+      collect(f.value, Boxes[i], nullptr);
+      if (u.kind == Update::Reduce) {
+        Interval r;
+        r.include(u.rmin, u.rmin + u.rextent - 1);
+        collect(u.term, Boxes[i], &r);
+      } else if (u.kind == Update::Pointwise) {
+        collect(u.term, Boxes[i], nullptr);
+      } else if (u.kind == Update::Scan || u.kind == Update::Histogram) {
+        Box b = Boxes[i];
+        b[u.dim] = Interval();
+        b[u.dim].include(u.rmin, u.rmin + u.rextent - 1);
+        collect(u.term, b, nullptr);
+      }
+    }
+  }
+
+  /// Where the input is read when reads are not through a boundary condition.
+  const Box &input_box() const { return InputBox; }
+
+  void evaluate() {
+    Values.assign(P.funcs.size(), {});
+    for (size_t i = 0; i < P.funcs.size(); ++i)
+      if (!Boxes[i][0].empty())
+        computeFunc(static_cast<int>(i));
+  }
+
+  Value output(const std::vector<int64_t> &c) const { return at(static_cast<int>(P.funcs.size()) - 1, c); }
+
+private:
+  const PipelineDesc &P;
+  const RawBuffer &Input;
+  std::vector<Box> Boxes;
+  Box InputBox;
+  std::vector<std::vector<Value>> Values;
+
+  void collect(const Node &n, const Box &coords, const Interval *r) {
+    for (const Node &c : n.children)
+      collect(c, coords, r);
+    if (n.kind != Node::Input && n.kind != Node::Call)
+      return;
+    Box &target = n.kind == Node::Input ? InputBox : Boxes[n.func];
+    for (int d = 0; d < P.dims; ++d) {
+      int64_t lo = coords[d].min + n.offsets[d], hi = coords[d].max + n.offsets[d];
+      if (n.plusR[d]) {
+        lo += r->min;
+        hi += r->max;
+      }
+      target[d].include(lo, hi);
+    }
+  }
+
+  size_t offsetIn(const Box &b, const std::vector<int64_t> &c) const {
+    size_t offset = 0, stride = 1;
+    for (int d = 0; d < P.dims; ++d) {
+      if (c[d] < b[d].min || c[d] > b[d].max)
+        throw std::logic_error("reference: a read outside the computed box");
+      offset += static_cast<size_t>(c[d] - b[d].min) * stride;
+      stride *= static_cast<size_t>(b[d].max - b[d].min + 1);
+    }
+    return offset;
+  }
+
+  Value at(int func, const std::vector<int64_t> &c) const { return Values[func][offsetIn(Boxes[func], c)]; }
+  Value &at(int func, const std::vector<int64_t> &c) { return Values[func][offsetIn(Boxes[func], c)]; }
+
+  Value readInput(std::vector<int64_t> c) const {
+    for (int d = 0; d < P.dims; ++d) {
+      const int64_t lo = Input.min(d), extent = Input.extent(d), hi = lo + extent - 1;
+      if (P.boundary == 1) {
+        c[d] = std::clamp(c[d], lo, hi);
+      } else if (P.boundary == 2) {
+        if (c[d] < lo || c[d] > hi)
+          return isFloat(P.inputType) ? Value{0, 7.0} : Value{7, 0};
+      } else if (P.boundary == 3) {
+        int64_t t = euclidMod(c[d] - lo, 2 * extent);
+        c[d] = lo + std::clamp<int64_t>(t < extent ? t : 2 * extent - 1 - t, 0, extent - 1);
+      } else if (c[d] < lo || c[d] > hi) {
+        throw std::logic_error("reference: a read outside the input");
+      }
+    }
+    size_t offset = 0;
+    for (int d = 0; d < P.dims; ++d)
+      offset += static_cast<size_t>(c[d] - Input.min(d)) * static_cast<size_t>(Input.stride(d));
+    const uint8_t *p = Input.host_bytes() + offset * Input.element_size();
+    switch (P.inputType) {
+    case Scalar::I8:
+      return {*reinterpret_cast<const int8_t *>(p), 0};
+    case Scalar::I16:
+      return {*reinterpret_cast<const int16_t *>(p), 0};
+    case Scalar::I32:
+      return {*reinterpret_cast<const int32_t *>(p), 0};
+    case Scalar::U8:
+      return {*p, 0};
+    case Scalar::U16:
+      return {*reinterpret_cast<const uint16_t *>(p), 0};
+    case Scalar::U32:
+      return {*reinterpret_cast<const uint32_t *>(p), 0};
+    case Scalar::F32:
+      return {0, *reinterpret_cast<const float *>(p)};
+    }
+    return {};
+  }
+
+  Value eval(const Node &n, const std::vector<int64_t> &c, int64_t r) const {
+    const Scalar t = n.type;
+    auto arg = [&](int i) { return eval(n.children[i], c, r); };
+    switch (n.kind) {
+    case Node::Const:
+      return isFloat(t) ? Value{0, n.value / 4.0} : intValue(t, n.value);
+    case Node::Coord:
+      return {c[n.dim], 0};
+    case Node::Input:
+    case Node::Call: {
+      std::vector<int64_t> at(c.size());
+      for (int d = 0; d < P.dims; ++d)
+        at[d] = c[d] + n.offsets[d] + (n.plusR[d] ? r : 0);
+      return n.kind == Node::Input ? readInput(at) : this->at(n.func, at);
+    }
+    case Node::Add:
+    case Node::Sub:
+    case Node::Mul:
+    case Node::Div:
+    case Node::Mod: {
+      Value a = arg(0), b = arg(1);
+      if (isFloat(t)) {
+        switch (n.kind) {
+        case Node::Add:
+          return floatValue(a.f + b.f);
+        case Node::Sub:
+          return floatValue(a.f - b.f);
+        case Node::Mul:
+          return floatValue(a.f * b.f);
+        default:
+          throw std::logic_error("reference: float division is not generated");
+        }
+      }
+      switch (n.kind) {
+      case Node::Add:
+        return intValue(t, __int128(a.i) + b.i);
+      case Node::Sub:
+        return intValue(t, __int128(a.i) - b.i);
+      case Node::Mul:
+        return intValue(t, __int128(a.i) * b.i);
+      case Node::Div:
+        return intValue(t, euclidDiv(a.i, b.i));
+      default:
+        return intValue(t, euclidMod(a.i, b.i));
+      }
+    }
+    case Node::Min:
+    case Node::Max: {
+      Value a = arg(0), b = arg(1);
+      bool first = isFloat(t) ? (a.f < b.f) == (n.kind == Node::Min) : (a.i < b.i) == (n.kind == Node::Min);
+      return first ? a : b;
+    }
+    case Node::Select: {
+      Value a = arg(0), b = arg(1);
+      bool less = isFloat(n.children[0].type) ? a.f < b.f : a.i < b.i;
+      return less ? arg(2) : arg(3);
+    }
+    case Node::Clamp: {
+      Value v = arg(0);
+      if (isFloat(t))
+        return {0, std::clamp<double>(v.f, n.value / 4.0, n.high / 4.0)};
+      return {std::clamp<int64_t>(v.i, n.value, n.high), 0};
+    }
+    case Node::Cast: {
+      Value v = arg(0);
+      Scalar from = n.children[0].type;
+      if (isFloat(t))
+        return floatValue(isFloat(from) ? v.f : static_cast<double>(v.i));
+      if (isFloat(from))
+        return intValue(t, static_cast<int64_t>(std::trunc(v.f)));
+      return intValue(t, v.i);
+    }
+    }
+    return {};
+  }
+
+  Value add(Scalar t, Value a, Value b) const { return isFloat(t) ? floatValue(a.f + b.f) : intValue(t, __int128(a.i) + b.i); }
+
+  void forEach(const Box &b, const std::function<void(std::vector<int64_t> &)> &body) const {
+    std::vector<int64_t> c(P.dims);
+    for (int d = 0; d < P.dims; ++d)
+      c[d] = b[d].min;
+    while (true) {
+      body(c);
+      int d = 0;
+      while (d < P.dims && ++c[d] > b[d].max) {
+        c[d] = b[d].min;
+        ++d;
+      }
+      if (d == P.dims)
+        return;
+    }
+  }
+
+  void computeFunc(int i) {
+    const FuncDesc &f = P.funcs[i];
+    const Box &box = Boxes[i];
+    size_t size = 1;
+    for (const Interval &iv : box)
+      size *= static_cast<size_t>(iv.max - iv.min + 1);
+    Values[i].assign(size, {});
+    forEach(box, [&](std::vector<int64_t> &c) { at(i, c) = eval(f.value, c, 0); });
+    const Update &u = f.update;
+    const Scalar t = f.type;
+    switch (u.kind) {
+    case Update::None:
+      return;
+    case Update::Reduce:
+      forEach(box, [&](std::vector<int64_t> &c) {
+        Value v = at(i, c);
+        for (int64_t r = u.rmin; r < u.rmin + u.rextent; ++r)
+          v = add(t, v, eval(u.term, c, r));
+        at(i, c) = v;
+      });
+      return;
+    case Update::Pointwise:
+      forEach(box, [&](std::vector<int64_t> &c) { at(i, c) = add(t, at(i, c), eval(u.term, c, 0)); });
+      return;
+    case Update::Scan:
+    case Update::Histogram: {
+      Box rest = box;
+      rest[u.dim] = Interval();
+      rest[u.dim].include(0, 0);
+      forEach(rest, [&](std::vector<int64_t> &c) {
+        for (int64_t r = u.rmin; r < u.rmin + u.rextent; ++r) {
+          c[u.dim] = r;
+          Value term = eval(u.term, c, 0);
+          std::vector<int64_t> w = c;
+          if (u.kind == Update::Scan) {
+            std::vector<int64_t> previous = c;
+            --previous[u.dim];
+            at(i, w) = add(t, at(i, previous), term);
+          } else {
+            w[u.dim] = std::clamp<int64_t>(term.i, u.low, u.high);
+            at(i, w) = add(t, at(i, w), isFloat(t) ? Value{0, 1.0} : Value{1, 0});
+          }
+        }
+        c[u.dim] = 0;
+      });
+      return;
+    }
+    }
+  }
+};
+
+// ---- Building the pipeline ----
+
+ptxjit_type_t bufferType(Scalar t) {
+  Type type = typeOf(t);
+  ptxjit_type_t b{};
+  b.code = static_cast<uint8_t>(type.code);
+  b.bits = static_cast<uint8_t>(type.bits);
+  b.lanes = 1;
+  return b;
+}
+
+void writeElement(const RawBuffer &b, Scalar t, size_t index, Value v) {
+  uint8_t *p = b.host_bytes() + index * b.element_size();
+  switch (t) {
+  case Scalar::I8: {
+    int8_t x = static_cast<int8_t>(v.i);
+    std::memcpy(p, &x, 1);
+    break;
+  }
+  case Scalar::U8: {
+    uint8_t x = static_cast<uint8_t>(v.i);
+    std::memcpy(p, &x, 1);
+    break;
+  }
+  case Scalar::I16:
+  case Scalar::U16: {
+    uint16_t x = static_cast<uint16_t>(v.i);
+    std::memcpy(p, &x, 2);
+    break;
+  }
+  case Scalar::I32:
+  case Scalar::U32: {
+    uint32_t x = static_cast<uint32_t>(v.i);
+    std::memcpy(p, &x, 4);
+    break;
+  }
+  case Scalar::F32: {
+    float x = static_cast<float>(v.f);
+    std::memcpy(p, &x, 4);
+    break;
+  }
+  }
+}
+
+Value readElement(const RawBuffer &b, Scalar t, const std::vector<int64_t> &c) {
+  size_t offset = 0;
+  for (int d = 0; d < b.dimensions(); ++d)
+    offset += static_cast<size_t>(c[d] - b.min(d)) * static_cast<size_t>(b.stride(d));
+  const uint8_t *p = b.host_bytes() + offset * b.element_size();
+  switch (t) {
+  case Scalar::I8:
+    return {*reinterpret_cast<const int8_t *>(p), 0};
+  case Scalar::I16:
+    return {*reinterpret_cast<const int16_t *>(p), 0};
+  case Scalar::I32:
+    return {*reinterpret_cast<const int32_t *>(p), 0};
+  case Scalar::U8:
+    return {*p, 0};
+  case Scalar::U16:
+    return {*reinterpret_cast<const uint16_t *>(p), 0};
+  case Scalar::U32:
+    return {*reinterpret_cast<const uint32_t *>(p), 0};
+  case Scalar::F32:
+    return {0, *reinterpret_cast<const float *>(p)};
+  }
+  return {};
+}
+
+/// The output's loops a Func may be computed at, outermost first (see Generator::schedule).
+std::vector<std::string> outputLevels(const PipelineDesc &P) {
+  std::vector<std::string> loops;
+  for (int d = 0; d < P.dims; ++d)
+    loops.push_back("x" + std::to_string(d));
+  bool vectorized = false;
+  for (const Directive &d : P.funcs.back().pureSchedule) {
+    auto it = std::find(loops.begin(), loops.end(), d.vars[0]);
+    switch (d.kind) {
+    case Directive::Split:
+      *it = d.vars[2];
+      loops.insert(it + 1, d.vars[1]);
+      break;
+    case Directive::Fuse:
+      *it = d.vars[2];
+      loops.erase(std::find(loops.begin(), loops.end(), d.vars[1]));
+      break;
+    case Directive::Reorder:
+      loops = d.vars;
+      break;
+    case Directive::Vectorize:
+      vectorized = true;
+      break;
+    default:
+      break;
+    }
+  }
+  std::vector<std::string> levels;
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    if (vectorized && *it == loops[0])
+      break;
+    levels.push_back(*it);
+  }
+  return levels;
+}
+
+class Builder {
+public:
+  explicit Builder(const PipelineDesc &p) : P(p), In(typeOf(p.inputType), p.dims, "in") {
+    for (int d = 0; d < P.dims; ++d)
+      Vars.emplace_back("x" + std::to_string(d));
+    switch (P.boundary) {
+    case 1:
+      Bounded = BoundaryConditions::repeat_edge(In);
+      break;
+    case 2:
+      Bounded = BoundaryConditions::constant_exterior(In, isFloat(P.inputType) ? Expr(7.0f)
+                                                                                : ptxjit::cast(typeOf(P.inputType), 7));
+      break;
+    case 3:
+      Bounded = BoundaryConditions::mirror_image(In);
+      break;
+    default:
+      break;
+    }
+    for (size_t i = 0; i < P.funcs.size(); ++i)
+      Funcs.emplace_back("f" + std::to_string(i));
+    for (size_t i = 0; i < P.funcs.size(); ++i)
+      define(static_cast<int>(i));
+    for (size_t i = 0; i < P.funcs.size(); ++i)
+      scheduleFunc(static_cast<int>(i));
+  }
+
+  ImageParam &input() { return In; }
+  Func &output() { return Funcs.back(); }
+
+private:
+  const PipelineDesc &P;
+  ImageParam In;
+  Func Bounded;
+  std::vector<Var> Vars;
+  std::vector<Func> Funcs;
+  std::vector<RDom> RDoms;
+
+  Expr constant(Scalar t, int64_t v) const {
+    return isFloat(t) ? Expr(static_cast<float>(v / 4.0)) : ptxjit::cast(typeOf(t), Expr(static_cast<int32_t>(v)));
+  }
+
+  Expr build(const Node &n, const std::vector<Expr> &coords, const Expr &r) const {
+    auto arg = [&](int i) { return build(n.children[i], coords, r); };
+    switch (n.kind) {
+    case Node::Const:
+      return constant(n.type, n.value);
+    case Node::Coord:
+      return coords[n.dim];
+    case Node::Input:
+    case Node::Call: {
+      std::vector<Expr> at;
+      for (int d = 0; d < P.dims; ++d) {
+        Expr e = coords[d];
+        if (n.offsets[d])
+          e = e + n.offsets[d];
+        if (n.plusR[d])
+          e = e + r;
+        at.push_back(e);
+      }
+      if (n.kind == Node::Call)
+        return Funcs[n.func](at);
+      return P.boundary ? Expr(Bounded(at)) : In(at);
+    }
+    case Node::Add:
+      return arg(0) + arg(1);
+    case Node::Sub:
+      return arg(0) - arg(1);
+    case Node::Mul:
+      return arg(0) * arg(1);
+    case Node::Div:
+      return arg(0) / arg(1);
+    case Node::Mod:
+      return arg(0) % arg(1);
+    case Node::Min:
+      return min(arg(0), arg(1));
+    case Node::Max:
+      return max(arg(0), arg(1));
+    case Node::Select:
+      return select(arg(0) < arg(1), arg(2), arg(3));
+    case Node::Clamp:
+      return clamp(arg(0), constant(n.type, isFloat(n.type) ? n.value : n.value),
+                   constant(n.type, n.high));
+    case Node::Cast:
+      return ptxjit::cast(typeOf(n.type), arg(0));
+    }
+    return Expr();
+  }
+
+  void define(int i) {
+    const FuncDesc &f = P.funcs[i];
+    std::vector<Expr> coords(Vars.begin(), Vars.end());
+    Func &func = Funcs[i];
+    func(coords) = build(f.value, coords, Expr());
+    const Update &u = f.update;
+    if (u.kind == Update::None)
+      return;
+    if (u.kind == Update::Pointwise) {
+      func(coords) = func(coords) + build(u.term, coords, Expr());
+      return;
+    }
+    RDom r(u.rmin, u.rextent, "r" + std::to_string(i));
+    if (u.kind == Update::Reduce) {
+      func(coords) = func(coords) + build(u.term, coords, r);
+      return;
+    }
+    std::vector<Expr> at = coords;
+    at[u.dim] = r;
+    Expr term = build(u.term, at, Expr());
+    if (u.kind == Update::Scan) {
+      std::vector<Expr> previous = at;
+      previous[u.dim] = Expr(r) - 1;
+      func(at) = func(previous) + term;
+    } else {
+      at[u.dim] = clamp(term, u.low, u.high);
+      func(at) = func(at) + constant(f.type, isFloat(f.type) ? 4 : 1);
+    }
+  }
+
+  VarOrRVar loopName(const std::string &name, const std::set<std::string> &rvars) const {
+    return rvars.count(name) ? VarOrRVar(RVar(name)) : VarOrRVar(Var(name));
+  }
+
+  void apply(Stage stage, const std::vector<Directive> &directives, std::set<std::string> rvars) {
+    for (const Directive &d : directives) {
+      auto v = [&](int k) { return loopName(d.vars[k], rvars); };
+      switch (d.kind) {
+      case Directive::Split:
+        if (rvars.count(d.vars[0])) {
+          rvars.insert(d.vars[1]);
+          rvars.insert(d.vars[2]);
+        }
+        stage.split(v(0), v(1), v(2), d.factor, static_cast<TailStrategy>(d.tail));
+        break;
+      case Directive::Fuse:
+        if (rvars.count(d.vars[0]))
+          rvars.insert(d.vars[2]);
+        stage.fuse(v(0), v(1), v(2));
+        break;
+      case Directive::Reorder: {
+        std::vector<VarOrRVar> order;
+        for (size_t k = 0; k < d.vars.size(); ++k)
+          order.push_back(v(static_cast<int>(k)));
+        stage.reorder(order);
+        break;
+      }
+      case Directive::Vectorize:
+        stage.vectorize(v(0));
+        break;
+      case Directive::Unroll:
+        stage.unroll(v(0));
+        break;
+      case Directive::Parallel:
+        if (P.gpu && d.factor == 1)
+          stage.gpu_blocks(v(0));
+        else if (P.gpu)
+          stage.gpu_threads(v(0));
+        else
+          stage.parallel(v(0));
+        break;
+      }
+    }
+  }
+
+  void scheduleFunc(int i) {
+    const FuncDesc &f = P.funcs[i];
+    Func &func = Funcs[i];
+    const bool isOutput = i + 1 == static_cast<int>(P.funcs.size());
+    if (!isOutput) {
+      if (f.level < 0)
+        func.compute_inline();
+      else if (f.level == 0)
+        func.compute_root();
+      else
+        func.compute_at(Funcs.back(), Var(outputLevels(P)[f.level - 1]));
+    }
+    if (f.level < 0)
+      return;
+    apply(Stage(func.contents(), 0), f.pureSchedule, {});
+    if (f.update.kind != Update::None)
+      apply(func.update(), f.updateSchedule, {"r" + std::to_string(i) + ".x"});
+  }
+
+};
+
+std::string describeNode(const PipelineDesc &p, const Node &n, const std::vector<std::string> &coords) {
+  auto arg = [&](int i) { return describeNode(p, n.children[i], coords); };
+  switch (n.kind) {
+  case Node::Const:
+    return isFloat(n.type) ? std::to_string(n.value / 4.0) + "f"
+                           : std::string("cast<") + nameOf(n.type) + ">(" + std::to_string(n.value) + ")";
+  case Node::Coord:
+    return coords[n.dim];
+  case Node::Input:
+  case Node::Call: {
+    std::string s = n.kind == Node::Input ? (p.boundary ? "bounded" : "in") : "f" + std::to_string(n.func);
+    s += "(";
+    for (int d = 0; d < p.dims; ++d) {
+      s += (d ? ", " : "") + coords[d];
+      if (n.offsets[d])
+        s += (n.offsets[d] > 0 ? " + " : " - ") + std::to_string(std::abs(n.offsets[d]));
+      if (n.plusR[d])
+        s += " + r";
+    }
+    return s + ")";
+  }
+  case Node::Add:
+    return "(" + arg(0) + " + " + arg(1) + ")";
+  case Node::Sub:
+    return "(" + arg(0) + " - " + arg(1) + ")";
+  case Node::Mul:
+    return "(" + arg(0) + " * " + arg(1) + ")";
+  case Node::Div:
+    return "(" + arg(0) + " / " + arg(1) + ")";
+  case Node::Mod:
+    return "(" + arg(0) + " % " + arg(1) + ")";
+  case Node::Min:
+    return "min(" + arg(0) + ", " + arg(1) + ")";
+  case Node::Max:
+    return "max(" + arg(0) + ", " + arg(1) + ")";
+  case Node::Select:
+    return "select(" + arg(0) + " < " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
+  case Node::Clamp: {
+    auto bound = [&](int64_t v) {
+      return isFloat(n.type) ? std::to_string(v / 4.0) + "f" : std::to_string(v);
+    };
+    return "clamp(" + arg(0) + ", " + bound(n.value) + ", " + bound(n.high) + ")";
+  }
+  case Node::Cast:
+    return std::string("cast<") + nameOf(n.type) + ">(" + arg(0) + ")";
+  }
+  return "?";
+}
+
+std::string describeSchedule(const std::string &stage, const std::vector<Directive> &directives, bool gpu) {
+  std::string s;
+  static const char *tails[] = {"Auto", "GuardWithIf", "ShiftInward"};
+  for (const Directive &d : directives) {
+    s += "  " + stage;
+    switch (d.kind) {
+    case Directive::Split:
+      s += ".split(" + d.vars[0] + ", " + d.vars[1] + ", " + d.vars[2] + ", " + std::to_string(d.factor) +
+           ", TailStrategy::" + tails[d.tail] + ");\n";
+      continue;
+    case Directive::Fuse:
+      s += ".fuse(" + d.vars[0] + ", " + d.vars[1] + ", " + d.vars[2] + ");\n";
+      continue;
+    case Directive::Reorder: {
+      s += ".reorder(";
+      for (size_t k = 0; k < d.vars.size(); ++k)
+        s += (k ? ", " : "") + d.vars[k];
+      s += ");\n";
+      continue;
+    }
+    case Directive::Vectorize:
+      s += ".vectorize(" + d.vars[0] + ");\n";
+      continue;
+    case Directive::Unroll:
+      s += ".unroll(" + d.vars[0] + ");\n";
+      continue;
+    case Directive::Parallel:
+      s += std::string(gpu ? (d.factor == 1 ? ".gpu_blocks(" : ".gpu_threads(") : ".parallel(") + d.vars[0] + ");\n";
+      continue;
+    }
+  }
+  return s;
+}
+
+} // namespace
+
+PipelineDesc random_pipeline(uint64_t seed, bool gpu) { return Generator(seed, gpu).generate(); }
+
+std::string to_string(const PipelineDesc &p) {
+  std::ostringstream s;
+  std::vector<std::string> coords;
+  for (int d = 0; d < p.dims; ++d)
+    coords.push_back("x" + std::to_string(d));
+  std::string vars;
+  for (int d = 0; d < p.dims; ++d)
+    vars += (d ? ", " : "") + coords[d];
+  static const char *boundaries[] = {"", "repeat_edge(in)", "constant_exterior(in, 7)", "mirror_image(in)"};
+  s << "// seed " << p.seed << (p.gpu ? " (gpu)" : "") << "\n";
+  s << "ImageParam in(" << nameOf(p.inputType) << ", " << p.dims << ");  // over";
+  for (int d = 0; d < p.dims; ++d)
+    s << " [" << p.inputMin[d] << ", " << p.inputMin[d] + p.inputExtent[d] - 1 << "]";
+  s << "\n";
+  if (p.boundary)
+    s << "Func bounded = BoundaryConditions::" << boundaries[p.boundary] << ";\n";
+  std::vector<std::string> levels = outputLevels(p);
+  for (size_t i = 0; i < p.funcs.size(); ++i) {
+    const FuncDesc &f = p.funcs[i];
+    const std::string name = "f" + std::to_string(i);
+    s << "Func " << name << ";  // " << nameOf(f.type) << "\n";
+    s << name << "(" << vars << ") = " << describeNode(p, f.value, coords) << ";\n";
+    const Update &u = f.update;
+    std::vector<std::string> at = coords;
+    if (u.kind == Update::Scan || u.kind == Update::Histogram)
+      at[u.dim] = "r";
+    std::string lhs;
+    for (int d = 0; d < p.dims; ++d)
+      lhs += (d ? ", " : "") + at[d];
+    if (u.kind != Update::None && u.kind != Update::Pointwise)
+      s << "RDom r(" << u.rmin << ", " << u.rextent << ");\n";
+    switch (u.kind) {
+    case Update::None:
+      break;
+    case Update::Reduce:
+    case Update::Pointwise:
+      s << name << "(" << vars << ") += " << describeNode(p, u.term, coords) << ";\n";
+      break;
+    case Update::Scan: {
+      std::string previous;
+      for (int d = 0; d < p.dims; ++d)
+        previous += (d ? ", " : "") + (d == u.dim ? std::string("r - 1") : at[d]);
+      s << name << "(" << lhs << ") = " << name << "(" << previous << ") + " << describeNode(p, u.term, at) << ";\n";
+      break;
+    }
+    case Update::Histogram: {
+      std::string bin;
+      for (int d = 0; d < p.dims; ++d)
+        bin += (d ? ", " : "") +
+               (d == u.dim ? "clamp(" + describeNode(p, u.term, at) + ", " + std::to_string(u.low) + ", " +
+                                 std::to_string(u.high) + ")"
+                           : at[d]);
+      s << name << "(" << bin << ") += 1;\n";
+      break;
+    }
+    }
+    if (i + 1 < p.funcs.size() && f.level < 0)
+      continue;
+    if (i + 1 < p.funcs.size())
+      s << "  " << name << (f.level == 0 ? ".compute_root();\n" : ".compute_at(f" + std::to_string(p.funcs.size() - 1) +
+                                                                   ", " + levels[f.level - 1] + ");\n");
+    s << describeSchedule(name, f.pureSchedule, p.gpu);
+    s << describeSchedule(name + ".update()", f.updateSchedule, p.gpu);
+  }
+  s << "// realized over";
+  for (int d = 0; d < p.dims; ++d)
+    s << " [" << p.outputMin[d] << ", " << p.outputMin[d] + p.outputExtent[d] - 1 << "]";
+  s << "\n";
+  return s.str();
+}
+
+Result run_pipeline(const PipelineDesc &p, const std::string &target) {
+  Result result;
+  try {
+    // The input: random values over a region the reference decides when reads are unbounded by
+    // a boundary condition; small, so that most arithmetic stays defined and exact.
+    std::vector<int> inputMin = p.inputMin, inputExtent = p.inputExtent;
+    RawBuffer probe(bufferType(p.inputType), std::vector<int>(p.dims, 1));
+    if (!p.boundary) {
+      // Exactly what the reference reads, so that bounds inference is checked too; an
+      // intermediate with shifted tails may compute (and read) up to its factor further.
+      int margin = 0;
+      for (size_t i = 0; i + 1 < p.funcs.size(); ++i)
+        for (const Directive &d : p.funcs[i].pureSchedule)
+          if (d.kind == Directive::Split && d.tail == 2)
+            margin += d.factor;
+      Reference sizing(p, probe);
+      for (int d = 0; d < p.dims; ++d) {
+        const auto &iv = sizing.input_box()[d];
+        if (iv.empty()) {
+          inputMin[d] = 0;
+          inputExtent[d] = 1;
+        } else {
+          inputMin[d] = static_cast<int>(iv.min) - margin;
+          inputExtent[d] = static_cast<int>(iv.max - iv.min + 1) + 2 * margin;
+        }
+      }
+    }
+    RawBuffer input(bufferType(p.inputType), inputExtent);
+    input.set_min(inputMin);
+    std::mt19937_64 rng(p.seed ^ 0x9e3779b97f4a7c15ull);
+    for (size_t k = 0; k < input.number_of_elements(); ++k) {
+      Value v = isFloat(p.inputType) ? Value{0, std::uniform_int_distribution<int>(-16, 16)(rng) / 4.0}
+                : isSigned(p.inputType) ? Value{std::uniform_int_distribution<int>(-20, 20)(rng), 0}
+                                        : Value{std::uniform_int_distribution<int>(0, 20)(rng), 0};
+      writeElement(input, p.inputType, k, v);
+    }
+    Reference reference(p, input);
+    try {
+      reference.evaluate();
+    } catch (const Discard &) {
+      result.outcome = Outcome::Discarded;
+      return result;
+    }
+
+    Builder builder(p);
+    builder.input().set(input);
+    RawBuffer output(bufferType(p.funcs.back().type), p.outputExtent);
+    output.set_min(p.outputMin);
+    std::memset(output.host_bytes(), 0xA5, output.number_of_elements() * output.element_size());
+    Pipeline pipeline(builder.output());
+    pipeline.compile_jit(Target(target));
+    pipeline.realize(output);
+
+    const Scalar t = p.funcs.back().type;
+    std::vector<int64_t> c(p.dims);
+    for (int d = 0; d < p.dims; ++d)
+      c[d] = p.outputMin[d];
+    int wrong = 0;
+    std::ostringstream what;
+    while (true) {
+      Value expected = reference.output(c), got = readElement(output, t, c);
+      bool same = isFloat(t) ? (expected.f == got.f || (std::isnan(expected.f) && std::isnan(got.f)))
+                             : expected.i == got.i;
+      if (!same && wrong++ < 3) {
+        what << "at (";
+        for (int d = 0; d < p.dims; ++d)
+          what << (d ? ", " : "") << c[d];
+        what << "): expected " << (isFloat(t) ? expected.f : double(expected.i)) << ", got "
+             << (isFloat(t) ? got.f : double(got.i)) << "; ";
+      }
+      int d = 0;
+      while (d < p.dims && ++c[d] >= p.outputMin[d] + p.outputExtent[d]) {
+        c[d] = p.outputMin[d];
+        ++d;
+      }
+      if (d == p.dims)
+        break;
+    }
+    if (wrong) {
+      result.outcome = Outcome::Wrong;
+      result.message = std::to_string(wrong) + " wrong values: " + what.str();
+    }
+  } catch (const std::exception &e) {
+    result.outcome = Outcome::Error;
+    result.message = e.what();
+  }
+  return result;
+}
+
+PipelineDesc reduce_failure(const PipelineDesc &failing, const std::string &target, Outcome kind) {
+  PipelineDesc best = failing;
+  // An error must stay the same error (numbers aside): removing a directive can make another.
+  auto shape = [](const std::string &message) {
+    std::string s;
+    for (char c : message)
+      if (!std::isdigit(static_cast<unsigned char>(c)) && c != '-')
+        s += c;
+    return s;
+  };
+  const std::string message = shape(run_pipeline(failing, target).message);
+  auto stillFails = [&](const PipelineDesc &candidate) {
+    Result r = run_pipeline(candidate, target);
+    return r.outcome == kind && (kind != Outcome::Error || shape(r.message) == message);
+  };
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t i = 0; i < best.funcs.size(); ++i) {
+      for (int which = 0; which < 2; ++which) {
+        auto directives = [&](PipelineDesc &d) -> std::vector<Directive> & {
+          return which == 0 ? d.funcs[i].pureSchedule : d.funcs[i].updateSchedule;
+        };
+        for (size_t k = directives(best).size(); k-- > 0;) {
+          PipelineDesc candidate = best;
+          directives(candidate).erase(directives(candidate).begin() + static_cast<long>(k));
+          if (stillFails(candidate)) {
+            best = candidate;
+            progress = true;
+          }
+        }
+      }
+      if (i + 1 < best.funcs.size() && best.funcs[i].level != 0) {
+        PipelineDesc candidate = best;
+        candidate.funcs[i].level = 0;
+        if (stillFails(candidate)) {
+          best = candidate;
+          progress = true;
+        }
+      }
+      if (best.funcs[i].update.kind != Update::None) {
+        PipelineDesc candidate = best;
+        candidate.funcs[i].update = Update();
+        candidate.funcs[i].updateSchedule.clear();
+        if (stillFails(candidate)) {
+          best = candidate;
+          progress = true;
+        }
+      }
+    }
+  }
+  return best;
+}
+
+} // namespace ptxjit::fuzz

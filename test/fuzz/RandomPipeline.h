@@ -1,0 +1,96 @@
+#ifndef PTXJIT_TEST_FUZZ_RANDOMPIPELINE_H
+#define PTXJIT_TEST_FUZZ_RANDOMPIPELINE_H
+
+// The differential tester: random pipelines (a DAG of Funcs over 1-3 dimensions with pointwise
+// arithmetic on every integer width and float, stencils, boundary conditions, reductions, scans,
+// histograms) with random valid schedules, realized by ptxjit and compared point by point with a
+// plain reference evaluator of the same description.
+//
+// The reference defines the meaning, as Halide does: integers narrower than 32 bits and unsigned
+// ones wrap; signed 32-bit overflow is undefined, so a description whose reference overflows is
+// discarded, as is one whose float arithmetic rounds (floats then compare exactly, whatever FMA
+// contraction or reassociation the compiler chose) or converts an out-of-range float.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ptxjit::fuzz {
+
+enum class Scalar { I8, I16, I32, U8, U16, U32, F32 };
+
+/// A value of a pipeline expression.
+struct Node {
+  enum Kind { Const, Coord, Input, Call, Add, Sub, Mul, Div, Mod, Min, Max, Select, Cast, Clamp };
+  Kind kind = Const;
+  Scalar type = Scalar::I32;
+  int64_t value = 0;           // Const (a float constant is value / 4), Clamp's bounds: value, high
+  int64_t high = 0;
+  int dim = 0;                 // Coord
+  int func = -1;               // Call: an earlier Func
+  std::vector<int> offsets;    // Input, Call: added to each coordinate
+  std::vector<bool> plusR;     // Input, Call in a reduction: the RVar is added in that dimension
+  std::vector<Node> children;  // Select: a < b ? c : d
+};
+
+/// How a stage's loops are scheduled, applied in order.
+struct Directive {
+  enum Kind { Split, Fuse, Reorder, Vectorize, Unroll, Parallel };
+  Kind kind = Split;
+  std::vector<std::string> vars; // Split: old, outer, inner; Fuse: inner, outer, fused; Reorder: innermost first
+  int factor = 0;
+  int tail = 0;                  // TailStrategy: 0 Auto, 1 GuardWithIf, 2 ShiftInward
+};
+
+struct Update {
+  enum Kind { None, Reduce, Scan, Pointwise, Histogram };
+  Kind kind = None;
+  int dim = 0;            // Scan, Histogram: the dimension the RVar writes; Reduce: reads
+  int rmin = 0, rextent = 1;
+  int low = 0, high = 0;  // Histogram: the bin range
+  Node term;              // Reduce: added; Scan: combined with the previous point; Pointwise: added
+                          // to twice the old value; Histogram: its bin
+};
+
+struct FuncDesc {
+  Scalar type = Scalar::I32;
+  Node value;
+  Update update;
+  // Where it is computed: -1 inline, 0 root, k > 0 at the k-th loop (outermost first) of the output.
+  int level = -1;
+  std::vector<Directive> pureSchedule, updateSchedule;
+};
+
+struct PipelineDesc {
+  uint64_t seed = 0;
+  int dims = 1;
+  Scalar inputType = Scalar::I32;
+  int boundary = 0; // 0 none, 1 repeat_edge, 2 constant_exterior, 3 mirror_image
+  std::vector<int> inputMin, inputExtent;
+  std::vector<FuncDesc> funcs; // the last is the output
+  std::vector<int> outputMin, outputExtent;
+  bool gpu = false;
+};
+
+/// A random description; `gpu` gives every stage a GPU schedule.
+PipelineDesc random_pipeline(uint64_t seed, bool gpu);
+
+/// Readable C++ close to what a user writes for the description.
+std::string to_string(const PipelineDesc &p);
+
+enum class Outcome { Pass, Discarded, Wrong, Error };
+struct Result {
+  Outcome outcome = Outcome::Pass;
+  std::string message; // what differed, or the error
+};
+
+/// Realizes the description with ptxjit (on `target`) and compares with the reference.
+Result run_pipeline(const PipelineDesc &p, const std::string &target);
+
+/// Drops schedule directives, placements and updates while the failure stays of the same kind.
+PipelineDesc reduce_failure(const PipelineDesc &p, const std::string &target, Outcome kind);
+
+} // namespace ptxjit::fuzz
+
+#endif
