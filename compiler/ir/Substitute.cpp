@@ -72,7 +72,31 @@ private:
   void visit(const Variable *op) override { Found = Found || op->name == Name; }
 };
 
+// Counts nodes, and stops descending once past the limit.
+class NodeCounter : public IRVisitor {
+public:
+  explicit NodeCounter(int limit) : Limit(limit) {}
+  int Count = 0;
+
+private:
+  int Limit;
+#define PTXJIT_COUNT_VISIT(Node)                                                                   \
+  void visit(const Node *op) override {                                                            \
+    if (++Count <= Limit)                                                                          \
+      IRVisitor::visit(op);                                                                        \
+  }
+  PTXJIT_FOR_EACH_IR_NODE(PTXJIT_COUNT_VISIT)
+#undef PTXJIT_COUNT_VISIT
+};
+
 } // namespace
+
+bool has_more_nodes_than(const Expr &e, int nodes) {
+  NodeCounter counter(nodes);
+  if (e.defined())
+    e.accept(&counter);
+  return counter.Count > nodes;
+}
 
 Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e) {
   return Substituter(replacements).mutate(e);

@@ -16,6 +16,10 @@ Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
 Expr substitute(const std::string &name, const Expr &replacement, const Expr &e);
 Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s);
 
+/// Whether `e`, written out as a tree, has more than `nodes` nodes. Passes that expand lets into
+/// their uses stop where the expansion would grow past a size worth simplifying.
+bool has_more_nodes_than(const Expr &e, int nodes);
+
 /// Whether `e` or `s` mentions variable `name` (free or not).
 bool uses_variable(const Expr &e, const std::string &name);
 bool uses_variable(const Stmt &s, const std::string &name);

@@ -1,5 +1,6 @@
 #include "BoxesTouched.h"
 
+#include "ir/Constants.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -23,6 +24,7 @@ private:
   // The values of the lets walked through, in terms of variables outside them: loop bounds keep
   // the correlation between a loop's min and extent that intervals alone would lose.
   std::map<std::string, Expr> LetValues;
+  static constexpr int MaxExpandedLet = 200;
 
   using IRVisitor::visit;
 
@@ -62,16 +64,27 @@ private:
     op->value.accept(this);
     Expr value = substitute(LetValues, op->value);
     auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
-    LetValues[op->name] = value;
+    // A value too large to expand stays a name: its interval is in the scope.
+    if (has_more_nodes_than(value, MaxExpandedLet))
+      LetValues.erase(op->name);
+    else
+      LetValues[op->name] = value;
     // Both bounds hold: the one through the variables the value names (narrowed by the guards
     // around it) and the one through the value written in outer variables, simplified (a loop
     // extent (y.max - y.min) + 1 whose ends are both g.y - 2 is 1, not the width of g.y's range).
+    // The second is taken where it is a constant; combining symbolic bounds would grow them at
+    // every let.
     Interval direct = bounds_of_expr_in_scope(op->value, TheScope);
-    Interval expanded = bounds_of_expr_in_scope(simplify(value), TheScope);
+    const bool exact = as_const_int(direct.min) && as_const_int(direct.max);
+    Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify(value), TheScope);
     auto tighter = [](const Expr &a, const Expr &b, bool isMin) {
-      if (!a.defined() || !b.defined())
-        return a.defined() ? a : b;
-      return simplify(isMin ? Expr(Max::make(a, b)) : Expr(Min::make(a, b)));
+      auto cb = as_const_int(b);
+      if (!cb)
+        return a;
+      auto ca = as_const_int(a);
+      if (!ca)
+        return b;
+      return (isMin ? *ca >= *cb : *ca <= *cb) ? a : b;
     };
     bind(op->name, {tighter(direct.min, expanded.min, true), tighter(direct.max, expanded.max, false)}, op->body);
     if (saved)

@@ -38,7 +38,12 @@ class FlattenStorage : public IRMutator {
   Stmt visit(const LetStmt *op) override {
     Expr value = mutate(op->value);
     auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
-    LetValues[op->name] = substitute(LetValues, op->value);
+    // A value too large to expand stays a name (an extent through it gets no constant bound).
+    Expr expanded = substitute(LetValues, op->value);
+    if (has_more_nodes_than(expanded, 200))
+      LetValues.erase(op->name);
+    else
+      LetValues[op->name] = expanded;
     Stmt body = mutate(op->body);
     if (saved)
       LetValues[op->name] = *saved;

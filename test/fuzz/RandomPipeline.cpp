@@ -1320,6 +1320,16 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
   return result;
 }
 
+std::string compile_to_ptx(const PipelineDesc &p, const std::string &target) {
+  try {
+    Builder builder(p);
+    Pipeline(builder.output()).compile_to_ptx(Target(target));
+    return "";
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
 PipelineDesc reduce_failure(const PipelineDesc &failing, const std::string &target, Outcome kind) {
   PipelineDesc best = failing;
   // An error must stay the same error (numbers aside): removing a directive can make another.

@@ -88,6 +88,10 @@ struct Result {
 /// Realizes the description with ptxjit (on `target`) and compares with the reference.
 Result run_pipeline(const PipelineDesc &p, const std::string &target);
 
+/// Compiles the description to PTX for `target` (a fixed CUDA capability), offline: the error,
+/// or empty.
+std::string compile_to_ptx(const PipelineDesc &p, const std::string &target);
+
 /// Drops schedule directives, placements and updates while the failure stays of the same kind.
 PipelineDesc reduce_failure(const PipelineDesc &p, const std::string &target, Outcome kind);
 

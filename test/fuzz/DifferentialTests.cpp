@@ -3,6 +3,7 @@
 
 #include "TestUtil.h"
 #include "fuzz/RandomPipeline.h"
+#include "ptxjit.h"
 
 using namespace ptxjit::fuzz;
 
@@ -31,4 +32,22 @@ void runSeeds(uint64_t first, int wanted, bool gpu, const std::string &target) {
 
 } // namespace
 
-TEST_CASE("Random pipelines match the reference on the host", "[cpu][fuzz]") { runSeeds(1, 320, false, "host"); }
+TEST_CASE("Random pipelines match the reference on the host", "[cpu][fuzz]") { runSeeds(1, 300, false, "host"); }
+
+TEST_CASE("Random GPU pipelines compile to PTX", "[ptx][fuzz]") {
+  const std::string target = "x86-64-linux-cuda-cuda_capability_80";
+  for (uint64_t seed = 1; seed <= 25; ++seed) {
+    std::string error = compile_to_ptx(random_pipeline(seed, true), target);
+    if (!error.empty())
+      FAIL_CHECK("seed " << seed << ": " << error << "\n" << to_string(random_pipeline(seed, true)));
+  }
+}
+
+TEST_CASE("Random GPU pipelines match the reference on the device", "[gpu][fuzz]") {
+  std::string why;
+  if (!ptxjit::host_supports_target_device(ptxjit::Target("host-cuda"), &why)) {
+    WARN("[gpu] test skipped: " << why);
+    return;
+  }
+  runSeeds(1, 150, true, "host-cuda");
+}
