@@ -14,6 +14,10 @@ if(PTXJIT_SANITIZE)
   target_compile_options(ptxjit_options INTERFACE ${PTXJIT_SANITIZER_FLAGS})
   target_link_options(ptxjit_options INTERFACE ${PTXJIT_SANITIZER_FLAGS})
 endif()
+if(PTXJIT_THREAD_SANITIZER)
+  target_compile_options(ptxjit_options INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(ptxjit_options INTERFACE -fsanitize=thread)
+endif()
 
 # LLVM is linked statically; --as-needed drops the shared libraries it names but never uses
 # (libz3), so binaries run where LLVM is not installed.

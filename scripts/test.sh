@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs the tests. Usage: scripts/test.sh [dev|release|asan] [extra ctest arguments]
+# Builds and runs the tests. Usage: scripts/test.sh [dev|release|asan|tsan] [extra ctest arguments]
 # dev (default) runs every suite; [gpu] tests skip with a reason where there is no GPU.
-# asan runs the unit, cpu and ptx suites under AddressSanitizer + UndefinedBehaviorSanitizer.
+# asan runs the unit, cpu and ptx suites under AddressSanitizer + UndefinedBehaviorSanitizer;
+# tsan the unit and cpu suites (all but the long differential test) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-dev}

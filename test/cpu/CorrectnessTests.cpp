@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 using namespace ptxjit;
@@ -201,15 +202,18 @@ TEST_CASE("A parallel RVar of an update that is not atomic is refused", "[cpu][e
 }
 
 TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]") {
+  // PTXJIT_STRESS_ITERATIONS=200 makes it the long run (under the tsan preset, say).
+  const char *iterations = std::getenv("PTXJIT_STRESS_ITERATIONS");
+  const int rounds = iterations ? std::atoi(iterations) : 10;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   Func shared("shared");
   Var sx("x");
   shared(sx) = sx * 2;
   Pipeline sharedPipeline(shared);
-  for (int t = 0; t < 8; ++t)
+  for (int t = 0; t < 16; ++t)
     threads.emplace_back([&, t] {
-      for (int k = 0; k < 10; ++k) {
+      for (int k = 0; k < rounds; ++k) {
         try {
           Func f;
           Var x;
