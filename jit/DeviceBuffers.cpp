@@ -66,10 +66,9 @@ void copy_to_device(RawBuffer &buffer, JITUserContext *context) {
       if (r != 0) {
         CUdevice device = -1;
         cu::driver().cuCtxGetDevice(&device);
-        throw RuntimeError((r == CUDA_ERROR_OUT_OF_MEMORY ? "out of device memory allocating " : "allocating ") +
-                           std::to_string(request) + " bytes for a Buffer on device " + std::to_string(device) +
-                           ": " + (call.Handlers.device_malloc ? "device_malloc returned " : "") +
-                           (r > 0 ? cu::describe(CUresult(r)) : std::to_string(r)));
+        throw RuntimeError(cu::describe_allocation_failure(
+            r, request, "a Buffer on device " + std::to_string(device) +
+                            (call.Handlers.device_malloc ? " (device_malloc)" : "")));
       }
       buffer.set_owned_device(pointer, bufferMemoryOwner(pointer, scoped.context(), call.Handlers.device_free));
     }

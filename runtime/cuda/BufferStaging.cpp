@@ -31,8 +31,7 @@ void BufferStaging::stage(ptxjit_buffer_t *buffer, const std::string &name, bool
   CUdeviceptr pointer = 0;
   int r = Call->device_malloc(Call->user_context, Scoped.context(), Scoped.stream(), bytes, &pointer);
   if (r != 0 || !pointer)
-    throw RuntimeError("out of device memory allocating " + std::to_string(bytes) + " bytes for buffer " + name +
-                       ": device_malloc returned " + (r > 0 ? describe(CUresult(r)) : std::to_string(r)));
+    throw RuntimeError(describe_allocation_failure(r, bytes, "buffer " + name + " (device_malloc)"));
   Allocations.push_back(pointer);
   buffer->device = pointer;
   if (upload && bytes)

@@ -81,6 +81,25 @@ const DriverApi &driver() {
   return *api;
 }
 
+std::string describe_allocation_failure(int result, uint64_t bytes, const std::string &what) {
+  const std::string code = result > 0 ? describe(static_cast<CUresult>(result)) : std::to_string(result);
+  switch (result) {
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+  case CUDA_ERROR_LAUNCH_FAILED:
+  case CUDA_ERROR_MISALIGNED_ADDRESS:
+  case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+  case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+  case CUDA_ERROR_INVALID_PC:
+  case CUDA_ERROR_HARDWARE_STACK_ERROR:
+  case CUDA_ERROR_ASSERT:
+    return "the context is unusable: an earlier kernel faulted (" + code + "), so allocating " +
+           std::to_string(bytes) + " bytes for " + what + " failed; the process must create a new context";
+  case CUDA_ERROR_OUT_OF_MEMORY:
+  default:
+    return "out of device memory allocating " + std::to_string(bytes) + " bytes for " + what + ": " + code;
+  }
+}
+
 std::string describe(CUresult result) {
   std::string why;
   const DriverApi *api = try_driver(&why);

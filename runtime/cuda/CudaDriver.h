@@ -27,6 +27,11 @@ const DriverApi *try_driver(std::string *why);
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
 std::string describe(CUresult result);
 
+/// Why an allocation of `bytes` for `what` failed, from the allocator's return value: out of
+/// memory, or (for the errors a kernel fault leaves on its context, such as
+/// CUDA_ERROR_ILLEGAL_ADDRESS) a context that an earlier kernel made unusable.
+std::string describe_allocation_failure(int result, uint64_t bytes, const std::string &what);
+
 /// Throws RuntimeError naming the failing call, the driver's error name and string, and `what`.
 [[noreturn]] void fail(const char *call, CUresult result, const std::string &what);
 

@@ -61,9 +61,8 @@ void *ptxjit_cuda_malloc(void *context, uint64_t bytes, const char *what) {
     if (r != 0 || !pointer) {
       CUdevice device = -1;
       driver().cuCtxGetDevice(&device);
-      report_error(context, "out of device memory allocating " + std::to_string(bytes) + " bytes for " + what +
-                                " on device " + std::to_string(device) + ": device_malloc returned " +
-                                (r > 0 ? describe(static_cast<CUresult>(r)) : std::to_string(r)));
+      report_error(context, describe_allocation_failure(r, bytes, std::string(what) + " on device " +
+                                                                       std::to_string(device) + " (device_malloc)"));
       return nullptr;
     }
     return reinterpret_cast<void *>(pointer);

@@ -61,6 +61,7 @@ struct CountingContext : JITUserContext {
   std::mutex ThreadsMutex;
   std::set<std::thread::id> Threads;
   bool FailMalloc = false;
+  CUresult MallocError = CUDA_ERROR_OUT_OF_MEMORY;
 
   CountingContext() {
     handlers.acquire_context = [](JITUserContext *u, CUcontext *out, bool) {
@@ -85,7 +86,7 @@ struct CountingContext : JITUserContext {
       auto *c = static_cast<CountingContext *>(u);
       ++c->Mallocs;
       if (c->FailMalloc)
-        return int(CUDA_ERROR_OUT_OF_MEMORY);
+        return int(c->MallocError);
       return int(cu::driver().cuMemAllocAsync(out, bytes, stream));
     };
     handlers.device_free = [](JITUserContext *u, CUcontext, CUstream stream, CUdeviceptr p) {
@@ -740,6 +741,18 @@ TEST_CASE("Context discipline (child process)", "[.]") {
     CHECK(c.Acquires == c.Releases);
     CHECK(c.Frees == 0);
     CHECK_FALSE(anyPrimaryContextActive());
+  }
+  SECTION("an allocation failing with a kernel fault's error says the context is unusable") {
+    CountingContext c;
+    c.Context = own.Context;
+    c.Stream = own.Stream;
+    c.FailMalloc = true;
+    c.MallocError = CUDA_ERROR_ILLEGAL_ADDRESS;
+    Buffer<float> out(200, 100);
+    CHECK_THROWS_WITH(p.realize(&c, out), Catch::Contains("context is unusable: an earlier kernel faulted") &&
+                                              Catch::Contains("CUDA_ERROR_ILLEGAL_ADDRESS") &&
+                                              !Catch::Contains("out of device memory"));
+    CHECK(c.Acquires == c.Releases);
   }
   SECTION("a parallel loop around GPU work launches through the caller's context from every thread") {
     Var yo("yo");
