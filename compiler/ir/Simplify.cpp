@@ -494,7 +494,8 @@ private:
     Expr min = mutate(op->min), extent = mutate(op->extent);
     if (auto e = as_const_int(extent); e && *e <= 0)
       return Evaluate::make(make_zero(Int(32)));
-    if (is_const_one(extent) && op->for_type != ForType::Parallel)
+    // A GPU loop of one iteration stays: it is what makes a kernel (a block loop) or a block.
+    if (is_const_one(extent) && op->for_type != ForType::Parallel && !is_gpu(op->for_type))
       return mutate(LetStmt::make(op->name, min, op->body));
     std::optional<Interval> bounds;
     if (auto lo = as_const_int(min), n = as_const_int(extent); lo && n)

@@ -260,3 +260,13 @@ TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", 
     CHECK_THROWS_WITH(Pipeline(f).compile_to_ptx(Target("host-cuda")), Catch::Contains("fixed CUDA capability"));
   }
 }
+
+TEST_CASE("A GPU loop of one iteration still makes a kernel", "[ptx]") {
+  // gpu_tile by the whole extent of a bound dimension: one block, and the block loop must stay.
+  Func f("one_block");
+  Var x("x"), xo("xo"), xi("xi");
+  f(x) = x * 2;
+  f.bound(x, 0, 16).gpu_tile(x, xo, xi, 16);
+  std::string ptx = Pipeline(f).compile_to_ptx(Target("x86-64-linux-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".entry"));
+}
