@@ -519,6 +519,31 @@ private:
 
 // ---- The reference ----
 
+Value readElement(const RawBuffer &b, Scalar t, const std::vector<int64_t> &c) {
+  size_t offset = 0;
+  for (int d = 0; d < b.dimensions(); ++d)
+    offset += static_cast<size_t>(c[d] - b.min(d)) * static_cast<size_t>(b.stride(d));
+  const uint8_t *p = b.host_bytes() + offset * b.element_size();
+  switch (t) {
+  case Scalar::I8:
+    return {*reinterpret_cast<const int8_t *>(p), 0};
+  case Scalar::I16:
+    return {*reinterpret_cast<const int16_t *>(p), 0};
+  case Scalar::I32:
+    return {*reinterpret_cast<const int32_t *>(p), 0};
+  case Scalar::U8:
+    return {*p, 0};
+  case Scalar::U16:
+    return {*reinterpret_cast<const uint16_t *>(p), 0};
+  case Scalar::U32:
+    return {*reinterpret_cast<const uint32_t *>(p), 0};
+  case Scalar::F32:
+    return {0, *reinterpret_cast<const float *>(p)};
+  }
+  return {};
+}
+
+
 class Reference {
 public:
   explicit Reference(const PipelineDesc &p, const RawBuffer &input) : P(p), Input(input) {
@@ -616,27 +641,7 @@ private:
         throw std::logic_error("reference: a read outside the input");
       }
     }
-    size_t offset = 0;
-    for (int d = 0; d < P.dims; ++d)
-      offset += static_cast<size_t>(c[d] - Input.min(d)) * static_cast<size_t>(Input.stride(d));
-    const uint8_t *p = Input.host_bytes() + offset * Input.element_size();
-    switch (P.inputType) {
-    case Scalar::I8:
-      return {*reinterpret_cast<const int8_t *>(p), 0};
-    case Scalar::I16:
-      return {*reinterpret_cast<const int16_t *>(p), 0};
-    case Scalar::I32:
-      return {*reinterpret_cast<const int32_t *>(p), 0};
-    case Scalar::U8:
-      return {*p, 0};
-    case Scalar::U16:
-      return {*reinterpret_cast<const uint16_t *>(p), 0};
-    case Scalar::U32:
-      return {*reinterpret_cast<const uint32_t *>(p), 0};
-    case Scalar::F32:
-      return {0, *reinterpret_cast<const float *>(p)};
-    }
-    return {};
+    return readElement(Input, P.inputType, c);
   }
 
   Value eval(const Node &n, const std::vector<int64_t> &c, int64_t r) const {
@@ -828,29 +833,6 @@ void writeElement(const RawBuffer &b, Scalar t, size_t index, Value v) {
   }
 }
 
-Value readElement(const RawBuffer &b, Scalar t, const std::vector<int64_t> &c) {
-  size_t offset = 0;
-  for (int d = 0; d < b.dimensions(); ++d)
-    offset += static_cast<size_t>(c[d] - b.min(d)) * static_cast<size_t>(b.stride(d));
-  const uint8_t *p = b.host_bytes() + offset * b.element_size();
-  switch (t) {
-  case Scalar::I8:
-    return {*reinterpret_cast<const int8_t *>(p), 0};
-  case Scalar::I16:
-    return {*reinterpret_cast<const int16_t *>(p), 0};
-  case Scalar::I32:
-    return {*reinterpret_cast<const int32_t *>(p), 0};
-  case Scalar::U8:
-    return {*p, 0};
-  case Scalar::U16:
-    return {*reinterpret_cast<const uint16_t *>(p), 0};
-  case Scalar::U32:
-    return {*reinterpret_cast<const uint32_t *>(p), 0};
-  case Scalar::F32:
-    return {0, *reinterpret_cast<const float *>(p)};
-  }
-  return {};
-}
 
 /// The output's loops a Func may be computed at, outermost first (see Generator::schedule).
 std::vector<std::string> outputLevels(const PipelineDesc &P) {
