@@ -200,28 +200,14 @@ private:
     n.type = t;
     int op = uniform(0, 10);
     auto child = [&](Scalar ct) { return node(ct, depth - 1, reduction, coords, rdim); };
+    // Floats are never divided (a quotient would round): they add or subtract instead.
+    static const Node::Kind integerOps[] = {Node::Add, Node::Add, Node::Sub, Node::Mul,
+                                            Node::Min, Node::Max, Node::Div, Node::Mod};
+    static const Node::Kind floatOps[] = {Node::Add, Node::Add, Node::Sub, Node::Mul,
+                                          Node::Min, Node::Max, Node::Add, Node::Sub};
     switch (op) {
-    case 0:
-    case 1:
-      n.kind = Node::Add;
-      break;
-    case 2:
-      n.kind = Node::Sub;
-      break;
-    case 3:
-      n.kind = Node::Mul;
-      break;
-    case 4:
-      n.kind = Node::Min;
-      break;
-    case 5:
-      n.kind = Node::Max;
-      break;
-    case 6:
-      n.kind = isFloat(t) ? Node::Add : Node::Div;
-      break;
-    case 7:
-      n.kind = isFloat(t) ? Node::Sub : Node::Mod;
+    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7:
+      n.kind = isFloat(t) ? floatOps[op] : integerOps[op];
       break;
     case 8: {
       n.kind = Node::Select;
@@ -243,7 +229,6 @@ private:
     }
     }
     n.children.push_back(child(t));
-    // A float is divided only by a power of two, so the quotient stays exact.
     n.children.push_back(chance(0.3) ? constant(t) : child(t));
     return n;
   }
@@ -951,8 +936,7 @@ private:
     case Node::Select:
       return select(arg(0) < arg(1), arg(2), arg(3));
     case Node::Clamp:
-      return clamp(arg(0), constant(n.type, isFloat(n.type) ? n.value : n.value),
-                   constant(n.type, n.high));
+      return clamp(arg(0), constant(n.type, n.value), constant(n.type, n.high));
     case Node::Cast:
       return ptxjit::cast(typeOf(n.type), arg(0));
     }
