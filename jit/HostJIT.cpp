@@ -8,8 +8,10 @@
 #include "ir/IR.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/TaskDispatch.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -50,10 +52,15 @@ JITState &state() {
       throw InternalError("cannot create the host target machine: " + describe(machine.takeError()));
     s->Machine = std::move(*machine);
     s->Triple = builder->getTargetTriple().str();
-    // Pipelines compile on the threads that realize them: each compile needs its own target
-    // machine (ConcurrentIRCompiler), and the session must expect concurrent lookups.
+    // Pipelines compile on the threads that realize them (an in-place task dispatcher, not a
+    // thread started for each compile): each compile needs its own target machine
+    // (ConcurrentIRCompiler), and the session must expect concurrent lookups.
+    auto processControl = llvm::orc::SelfExecutorProcessControl::Create(nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>());
+    if (!processControl)
+      throw InternalError("cannot create the host process control for the JIT: " + describe(processControl.takeError()));
     auto jit = llvm::orc::LLJITBuilder()
                    .setJITTargetMachineBuilder(*builder)
+                   .setExecutorProcessControl(std::move(*processControl))
                    .setSupportConcurrentCompilation(true)
                    .create();
     if (!jit)

@@ -282,14 +282,29 @@ void CodeGen_Host::visit(const Allocate *op) {
   llvm::Type *i64 = llvm::Type::getInt64Ty(Context);
   int64_t elementBytes = op->type.is_bool() ? 1 : op->type.bytes();
   std::optional<int64_t> constantElements = 1;
+  // Indices into the storage are 32-bit: more than 2^31 - 1 elements is refused at run time. The
+  // product is capped at 2^31 after each factor (below 2^31 itself), so it cannot overflow.
   llvm::Value *elements = llvm::ConstantInt::get(i64, 1);
+  llvm::Value *tooMany = llvm::ConstantInt::get(i64, int64_t(1) << 31);
+  std::vector<llvm::Value *> extents;
   for (const Expr &extent : op->extents) {
     auto c = as_const_int(extent);
-    constantElements = c && constantElements ? std::optional<int64_t>(*constantElements * std::max<int64_t>(*c, 0))
+    constantElements = c && constantElements ? std::optional<int64_t>(std::min(*constantElements * std::max<int64_t>(*c, 0), int64_t(1) << 31))
                                              : std::nullopt;
     llvm::Value *e = Builder->CreateSExt(codegen(extent), i64);
     e = Builder->CreateSelect(Builder->CreateICmpSLT(e, llvm::ConstantInt::get(i64, 0)), llvm::ConstantInt::get(i64, 0), e);
-    elements = Builder->CreateMul(elements, e);
+    extents.push_back(e);
+    elements = Builder->CreateMul(elements, e, "", true, true);
+    elements = Builder->CreateSelect(Builder->CreateICmpUGT(elements, tooMany), tooMany, elements);
+  }
+  if (!constantElements || *constantElements > INT32_MAX) {
+    std::string shape;
+    for (size_t i = 0; i < extents.size(); ++i)
+      shape += i ? " x %" : "%";
+    failUnless(Builder->CreateICmpSLT(elements, tooMany),
+               "intermediate " + op->name + " needs " + shape +
+                   " elements, more than the 2^31 - 1 that 32-bit indexing addresses",
+               extents);
   }
   llvm::Type *element = storage_type_of(op->type);
   constexpr int64_t StackLimitBytes = 16 * 1024;
@@ -323,18 +338,32 @@ void CodeGen_Host::visit(const AssertStmt *op) {
   llvm::BasicBlock *next = llvm::BasicBlock::Create(Context, "assert_ok", Function);
   Builder->CreateCondBr(ok, next, fail);
   Builder->SetInsertPoint(fail);
-  llvm::Type *i64 = llvm::Type::getInt64Ty(Context), *i32 = llvm::Type::getInt32Ty(Context);
-  size_t n = op->message_args.size();
-  llvm::AllocaInst *values = entryAlloca(llvm::ArrayType::get(i64, std::max<size_t>(n, 1)), "assert_values");
-  for (size_t i = 0; i < n; ++i) {
-    llvm::Value *v = codegen(op->message_args[i]);
-    Builder->CreateStore(Builder->CreateSExt(v, i64), Builder->CreateConstInBoundsGEP2_32(values->getAllocatedType(), values, 0, i));
-  }
-  Builder->CreateCall(runtimeFunction("ptxjit_assert_failed"),
-                      {CallContext, Builder->CreateGlobalStringPtr(op->message),
-                       llvm::ConstantInt::get(i32, n), values});
-  emitErrorReturn();
+  std::vector<llvm::Value *> values;
+  for (const Expr &arg : op->message_args)
+    values.push_back(codegen(arg));
+  reportFailure(op->message, values);
   Builder->SetInsertPoint(next);
+}
+
+void CodeGen_Host::failUnless(llvm::Value *ok, const std::string &message, const std::vector<llvm::Value *> &values) {
+  llvm::BasicBlock *fail = llvm::BasicBlock::Create(Context, "check_failed", Function);
+  llvm::BasicBlock *next = llvm::BasicBlock::Create(Context, "check_ok", Function);
+  Builder->CreateCondBr(ok, next, fail);
+  Builder->SetInsertPoint(fail);
+  reportFailure(message, values);
+  Builder->SetInsertPoint(next);
+}
+
+void CodeGen_Host::reportFailure(const std::string &message, const std::vector<llvm::Value *> &values) {
+  llvm::Type *i64 = llvm::Type::getInt64Ty(Context), *i32 = llvm::Type::getInt32Ty(Context);
+  size_t n = values.size();
+  llvm::AllocaInst *array = entryAlloca(llvm::ArrayType::get(i64, std::max<size_t>(n, 1)), "assert_values");
+  for (size_t i = 0; i < n; ++i)
+    Builder->CreateStore(Builder->CreateSExtOrTrunc(values[i], i64),
+                         Builder->CreateConstInBoundsGEP2_32(array->getAllocatedType(), array, 0, i));
+  Builder->CreateCall(runtimeFunction("ptxjit_assert_failed"),
+                      {CallContext, Builder->CreateGlobalStringPtr(message), llvm::ConstantInt::get(i32, n), array});
+  emitErrorReturn();
 }
 
 } // namespace ptxjit::codegen

@@ -52,6 +52,9 @@ private:
   /// Frees the live heap allocations and returns -1; continues in a fresh block for the success path.
   void branchToErrorUnless(llvm::Value *ok);
   void emitErrorReturn();
+  /// Branches to a failure that reports `message` (a % for each value) unless `ok` holds.
+  void failUnless(llvm::Value *ok, const std::string &message, const std::vector<llvm::Value *> &values);
+  void reportFailure(const std::string &message, const std::vector<llvm::Value *> &values);
   llvm::AllocaInst *entryAlloca(llvm::Type *type, const std::string &name);
   void unpackArguments(const lower::LoweredPipeline &pipeline, llvm::Value *args);
   llvm::FunctionCallee runtimeFunction(const char *name);

@@ -73,14 +73,36 @@ Stmt add_image_checks(const Stmt &s, const std::string &output, int outputDimens
                                           " must be dense in dimension 0, but its stride there is %",
                                       {var(buffer_field_name(name, "stride", 0))}));
   };
-  if (outputDimensions > 0)
+  // Indices are 32-bit: the farthest element a buffer's strides address must be within reach.
+  // A term is below 2^62; capped at 2^31 (at 2^58 in the reported offset) before the sums, no
+  // number of dimensions a buffer can have overflows them.
+  auto spanCheck = [&](const std::string &name, int dimensions, const char *kind) {
+    const Type i64 = Int(64);
+    Expr span = make_zero(i64), cappedSpan = make_zero(i64);
+    for (int i = 0; i < dimensions; ++i) {
+      Expr last = Max::make(Sub::make(var(buffer_field_name(name, "extent", i)), make_one(Int(32))), make_zero(Int(32)));
+      Expr stride = var(buffer_field_name(name, "stride", i));
+      Expr term = Mul::make(Cast::make(i64, last), Cast::make(i64, Max::make(stride, Sub::make(make_zero(Int(32)), stride))));
+      span = Add::make(span, Min::make(term, make_const(i64, int64_t(1) << 58)));
+      cappedSpan = Add::make(cappedSpan, Min::make(term, make_const(i64, int64_t(1) << 31)));
+    }
+    checks.push_back(AssertStmt::make(LE::make(cappedSpan, make_const(i64, int64_t(INT32_MAX))),
+                                      std::string(kind) + " buffer " + name +
+                                          " reaches element offset %, past the 2^31 - 1 that 32-bit indexing addresses",
+                                      {span}));
+  };
+  if (outputDimensions > 0) {
     denseCheck(output, "output");
+    spanCheck(output, outputDimensions, "output");
+  }
   const Stmt *body = &s;
   while (const auto *let = body->as<LetStmt>())
     body = &let->body;
   for (const auto &image : images) {
-    if (image->dimensions > 0)
+    if (image->dimensions > 0) {
       denseCheck(image->name, "input");
+      spanCheck(image->name, image->dimensions, "input");
+    }
     Box box = box_touched(*body, {image->name, true, false});
     for (size_t i = 0; i < box.size(); ++i) {
       if (!box[i].is_bounded())

@@ -180,6 +180,46 @@ TEST_CASE("A split by a Param that is not positive at run time is an error namin
                                             Catch::Contains("factor") && Catch::Contains("0"));
 }
 
+TEST_CASE("Buffers and intermediates past 2^31 elements are refused, naming them", "[cpu][errors]") {
+  // Views of a small allocation with strides that span more than 32-bit indices reach: the check
+  // comes before any access.
+  std::vector<uint8_t> memory(64);
+  auto view = [&](std::vector<ptxjit_dimension_t> dims) {
+    return Buffer<uint8_t>(RawBuffer::view(buffer_type_of<uint8_t>(), std::move(dims), memory.data(), 0, nullptr));
+  };
+  Var x("x"), y("y");
+  SECTION("an output of 65536 x 65537 elements") {
+    Func f("big");
+    f(x, y) = cast<uint8_t>(x + y);
+    Buffer<uint8_t> out = view({{0, 65536, 1, 0}, {0, 65537, 65536, 0}});
+    REQUIRE_THROWS_WITH(Pipeline(f).realize(out), Catch::Contains("output buffer big reaches element offset 4295032831") &&
+                                                       Catch::Contains("2^31 - 1"));
+  }
+  SECTION("an input whose stride reaches past 2^31") {
+    ImageParam in(UInt(8), 2, "wide");
+    Func f("f");
+    f(x, y) = in(x, y);
+    in.set(view({{0, 2, 1, 0}, {0, 2, INT32_MAX, 0}}));
+    REQUIRE_THROWS_WITH(Pipeline(f).realize<uint8_t>({2, 2}), Catch::Contains("input buffer wide reaches element offset 2147483648"));
+  }
+  SECTION("an intermediate bound to 2^31 - 1 by 4") {
+    Func g("huge"), f("f");
+    g(x, y) = x + y;
+    g.compute_root().bound(x, 0, INT32_MAX).bound(y, 0, 4);
+    f(x, y) = g(x, y);
+    REQUIRE_THROWS_WITH(Pipeline(f).realize<int>({4, 4}),
+                        Catch::Contains("intermediate huge needs 2147483647 x 4 elements"));
+  }
+  SECTION("a view with a stride near the limit but one row is accepted") {
+    Func f("f");
+    f(x, y) = cast<uint8_t>(x * 3 + y);
+    Buffer<uint8_t> out = view({{0, 8, 1, 0}, {0, 2, INT32_MAX - 7, 0}});
+    Buffer<uint8_t> row = out.cropped(1, 0, 1);
+    CHECK_NOTHROW(Pipeline(f).realize(row));
+    CHECK(out(5, 0) == 15);
+  }
+}
+
 TEST_CASE("A parallel RVar of an update that is not atomic is refused", "[cpu][errors]") {
   ImageParam in(UInt(8), 2, "in");
   Var x("x");

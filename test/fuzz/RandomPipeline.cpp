@@ -381,17 +381,22 @@ private:
     };
 
     if (P.gpu) {
-      // A GPU tile over the first one or two pure loops; the rest stay serial inside.
+      // A GPU tile over the first one to three pure loops; the rest stay serial inside. At most
+      // 1024 threads a block.
       std::vector<std::string> pureLoops;
       for (const std::string &l : loops)
         if (!rvars.count(l))
           pureLoops.push_back(l);
-      const int tiled = std::min<int>(static_cast<int>(pureLoops.size()), uniform(1, 2));
+      const int tiled = std::min<int>(static_cast<int>(pureLoops.size()), uniform(1, 3));
+      int threads = 1;
       for (int k = 0; k < tiled; ++k) {
         Directive s;
         s.kind = Directive::Split;
         s.vars = {pureLoops[k], pureLoops[k] + "_b", pureLoops[k] + "_t"};
-        s.factor = pick({1, 2, 3, 4, 8, 16, 32});
+        do
+          s.factor = pick({1, 2, 3, 4, 8, 16, 32});
+        while (threads * s.factor > 1024);
+        threads *= s.factor;
         s.tail = pure && chance(0.3) && (!isOutput || P.outputExtent[originalDim[pureLoops[k]]] >= s.factor) ? 2 : 0;
         out.push_back(s);
       }

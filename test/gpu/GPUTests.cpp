@@ -223,6 +223,41 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
         check_against(out, [&](const std::vector<int> &c) { return 1.5f * x(c[0]) + y(c[0]); }, 1e-6);
       }
   }
+  SECTION("3-D tiles: three splits, every block order, both tails, a stencil producer") {
+    ImageParam in(Int(32), 3, "in");
+    Var x("x"), y("y"), z("z"), xo("xo"), yo("yo"), zo("zo"), xi("xi"), yi("yi"), zi("zi");
+    const int w = 37, h = 11, d = 5;
+    Buffer<int> input(w + 2, h, d);
+    input.set_min({-1, 0, 0});
+    fill_random(input, seed, -1000, 1000);
+    in.set(input);
+    auto reference = [&](const std::vector<int> &c) {
+      auto p = [&](int i) { return input(i, c[1], c[2]) * 2 + i; };
+      return p(c[0] - 1) + p(c[0]) + p(c[0] + 1) + c[1] * 100 + c[2] * 10000;
+    };
+    for (TailStrategy tail : {TailStrategy::GuardWithIf, TailStrategy::ShiftInward})
+      for (int order = 0; order < 3; ++order)
+        for (bool shared : {false, true}) {
+          INFO("tail " << int(tail) << ", order " << order << ", producer " << (shared ? "in shared memory" : "inline"));
+          Func p("p"), f("f");
+          p(x, y, z) = in(x, y, z) * 2 + x;
+          f(x, y, z) = p(x - 1, y, z) + p(x, y, z) + p(x + 1, y, z) + y * 100 + z * 10000;
+          f.split(x, xo, xi, 8, tail).split(y, yo, yi, 4, tail).split(z, zo, zi, 2, tail).reorder(xi, yi, zi, xo, yo, zo);
+          if (order == 0)
+            f.gpu_blocks(xo, yo, zo);
+          else if (order == 1)
+            f.gpu_blocks(zo, xo, yo);
+          else
+            f.gpu_blocks(yo, zo, xo);
+          f.gpu_threads(xi, yi, zi);
+          if (shared)
+            p.compute_at(f, xo).gpu_threads(x, y, z);
+          Buffer<int> out(w, h, d);
+          out.fill(-1);
+          onGPU(f).realize(out);
+          check_against(out, reference);
+        }
+  }
   SECTION("blur with its producer in each thread's registers") {
     Blur b;
     b.bx.compute_at(b.by, b.xi);
