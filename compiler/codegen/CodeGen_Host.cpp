@@ -37,7 +37,8 @@ private:
 } // namespace
 
 CodeGen_Host::CodeGen_Host(llvm::LLVMContext &context, const Target &target)
-    : CodeGen_LLVM(context, target), CUDA(target.has_gpu_feature()) {
+    : CodeGen_LLVM(context, target), CUDA(target.has_gpu_feature()),
+      SynchronizeAfterLaunch(target.has_feature(Target::Feature::Debug)) {
   llvm::Type *i8 = llvm::Type::getInt8Ty(context), *i16 = llvm::Type::getInt16Ty(context),
              *i32 = llvm::Type::getInt32Ty(context), *i64 = llvm::Type::getInt64Ty(context);
   llvm::Type *ptr = llvm::PointerType::get(context, 0);
@@ -61,7 +62,7 @@ llvm::FunctionCallee CodeGen_Host::runtimeFunction(const char *name) {
   else if (n == "ptxjit_do_par_for")
     type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, ptr}, false);
   else if (n == "ptxjit_cuda_launch")
-    type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, i32, i32, i32, ptr}, false);
+    type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, i32, i32, i32, ptr, i32}, false);
   else if (n == "ptxjit_cuda_malloc")
     type = llvm::FunctionType::get(ptr, {ptr, i64, ptr}, false);
   else if (n == "ptxjit_cuda_free")
@@ -273,7 +274,8 @@ void CodeGen_Host::launchKernel(const For *op) {
   llvm::Value *result = Builder->CreateCall(
       runtimeFunction("ptxjit_cuda_launch"),
       {CallContext, code, llvm::ConstantInt::get(i32, Kernels.size()), grid[0], grid[1], grid[2], block[0], block[1],
-       block[2], llvm::ConstantInt::get(i32, closure.shared_bytes), array});
+       block[2], llvm::ConstantInt::get(i32, closure.shared_bytes), array,
+       llvm::ConstantInt::get(i32, SynchronizeAfterLaunch ? 1 : 0)});
   branchToErrorUnless(Builder->CreateICmpEQ(result, llvm::ConstantInt::get(i32, 0)));
   Kernels.push_back(std::move(kernel));
 }

@@ -62,6 +62,8 @@ private:
   void launchKernel(const ir::For *op);
 
   bool CUDA = false;
+  /// The debug feature: each launch waits for its kernel, so that a fault names the kernel.
+  bool SynchronizeAfterLaunch = false;
   std::string PipelineFunctionName;
   std::vector<KernelRecord> Kernels;
   llvm::GlobalVariable *DeviceCodeGlobal = nullptr;

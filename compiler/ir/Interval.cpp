@@ -100,25 +100,43 @@ private:
     return true;
   }
 
+  // One end of the interval of x op y, for a type that does not wrap. Constant ends of a signed
+  // 32- or 64-bit type combine exactly and clamp to the type's range: overflow is undefined, so no
+  // value lies past it, and folding in the type's own arithmetic would wrap the end around.
+  template <typename Op> static Expr endOf(const Expr &x, const Expr &y, Op exact, const Expr &symbolic) {
+    if (!x.defined() || !y.defined())
+      return Expr();
+    Type t = symbolic.type();
+    auto cx = as_const_int(x), cy = as_const_int(y);
+    if (cx && cy && t.is_int()) {
+      __int128 v = std::clamp(exact(__int128(*cx), __int128(*cy)), __int128(t.min_int()), __int128(t.max_int()));
+      return make_const(t.element_of(), int64_t(v));
+    }
+    return simplify(symbolic);
+  }
+  static __int128 plus(__int128 x, __int128 y) { return x + y; }
+  static __int128 minus(__int128 x, __int128 y) { return x - y; }
+  static __int128 times(__int128 x, __int128 y) { return x * y; }
+
   void visit(const Add *op) override {
     Interval a = of(op->a), b = of(op->b);
-    if (boundedWithoutWrap(op->type, a, b, [](auto x, auto y) { return x + y; }))
+    if (boundedWithoutWrap(op->type, a, b, plus))
       return;
-    Result = {a.min.defined() && b.min.defined() ? simplify(Add::make(a.min, b.min)) : Expr(),
-              a.max.defined() && b.max.defined() ? simplify(Add::make(a.max, b.max)) : Expr()};
+    Result = {a.min.defined() && b.min.defined() ? endOf(a.min, b.min, plus, Add::make(a.min, b.min)) : Expr(),
+              a.max.defined() && b.max.defined() ? endOf(a.max, b.max, plus, Add::make(a.max, b.max)) : Expr()};
   }
 
   void visit(const Sub *op) override {
     Interval a = of(op->a), b = of(op->b);
-    if (boundedWithoutWrap(op->type, a, b, [](auto x, auto y) { return x - y; }))
+    if (boundedWithoutWrap(op->type, a, b, minus))
       return;
-    Result = {a.min.defined() && b.max.defined() ? simplify(Sub::make(a.min, b.max)) : Expr(),
-              a.max.defined() && b.min.defined() ? simplify(Sub::make(a.max, b.min)) : Expr()};
+    Result = {a.min.defined() && b.max.defined() ? endOf(a.min, b.max, minus, Sub::make(a.min, b.max)) : Expr(),
+              a.max.defined() && b.min.defined() ? endOf(a.max, b.min, minus, Sub::make(a.max, b.min)) : Expr()};
   }
 
   void visit(const Mul *op) override {
     Interval a = of(op->a), b = of(op->b);
-    if (boundedWithoutWrap(op->type, a, b, [](auto x, auto y) { return x * y; }))
+    if (boundedWithoutWrap(op->type, a, b, times))
       return;
     if (as_const_int(a.min) && !as_const_int(b.min))
       std::swap(a, b);
@@ -126,14 +144,16 @@ private:
     auto cf = b.min.defined() && equal_const(b) ? as_const_float(b.min) : std::nullopt;
     if (c || cf) {
       bool negative = c ? *c < 0 : *cf < 0;
-      Expr lo = a.min.defined() ? simplify(Mul::make(a.min, b.min)) : Expr();
-      Expr hi = a.max.defined() ? simplify(Mul::make(a.max, b.min)) : Expr();
+      Expr lo = a.min.defined() ? endOf(a.min, b.min, times, Mul::make(a.min, b.min)) : Expr();
+      Expr hi = a.max.defined() ? endOf(a.max, b.min, times, Mul::make(a.max, b.min)) : Expr();
       Result = negative ? Interval{hi, lo} : Interval{lo, hi};
       return;
     }
     if (a.is_bounded() && b.is_bounded()) {
-      Expr p1 = Mul::make(a.min, b.min), p2 = Mul::make(a.min, b.max), p3 = Mul::make(a.max, b.min),
-           p4 = Mul::make(a.max, b.max);
+      Expr p1 = endOf(a.min, b.min, times, Mul::make(a.min, b.min)),
+           p2 = endOf(a.min, b.max, times, Mul::make(a.min, b.max)),
+           p3 = endOf(a.max, b.min, times, Mul::make(a.max, b.min)),
+           p4 = endOf(a.max, b.max, times, Mul::make(a.max, b.max));
       Result = {minOf(minOf(p1, p2), minOf(p3, p4)), maxOf(maxOf(p1, p2), maxOf(p3, p4))};
       return;
     }

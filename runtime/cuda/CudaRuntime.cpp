@@ -21,7 +21,7 @@ extern "C" {
 
 int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int32_t grid_x, int32_t grid_y,
                            int32_t grid_z, int32_t block_x, int32_t block_y, int32_t block_z, int32_t shared_bytes,
-                           void **args) {
+                           void **args, int32_t synchronize) {
   auto *call = static_cast<ptxjit_call_context *>(context);
   auto *code = static_cast<DeviceCode *>(device_code);
   try {
@@ -44,6 +44,13 @@ int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int
       fail("cuLaunchKernel", r,
            "kernel " + code->kernel_name(kernel) + " (" + launchShape(grid_x, grid_y, grid_z, block_x, block_y, block_z) +
                ")" + limits);
+    }
+    if (synchronize) {
+      r = api.cuStreamSynchronize(scoped.stream());
+      if (r != CUDA_SUCCESS)
+        fail("cuStreamSynchronize", r,
+             "kernel " + code->kernel_name(kernel) + " (" + launchShape(grid_x, grid_y, grid_z, block_x, block_y, block_z) +
+                 ") failed (debug: the stream is synchronized after each launch)");
     }
     return 0;
   } catch (const std::exception &e) {

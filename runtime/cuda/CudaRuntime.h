@@ -13,10 +13,11 @@ extern "C" {
 #endif
 
 /* Launches kernel `kernel` of `device_code` (a DeviceCode *) with `args`, one pointer to each
-   argument's value. Returns 0, or -1 after reporting the error. */
+   argument's value; with `synchronize` (the debug target feature) waits for it, so that a fault
+   is reported with the kernel's name. Returns 0, or -1 after reporting the error. */
 int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int32_t grid_x, int32_t grid_y,
                            int32_t grid_z, int32_t block_x, int32_t block_y, int32_t block_z, int32_t shared_bytes,
-                           void **args);
+                           void **args, int32_t synchronize);
 
 /* Device memory for an intermediate, through the device_malloc handler on the call's stream.
    Returns the device address, or null after reporting an error naming `what`. */

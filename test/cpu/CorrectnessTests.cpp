@@ -164,6 +164,33 @@ TEST_CASE("A narrow-integer index that wraps around is bounded by its type", "[c
   check_against(out, [&](const std::vector<int> &c) { return static_cast<uint8_t>(input(c[0]) + 1) * 3; });
 }
 
+TEST_CASE("A comparison of a wide product inside a split loop is not folded", "[cpu][pipeline]") {
+  // The product of three int16 values needs 46 bits; its bounds used to wrap in int32, which
+  // "proved" the comparison inside loops of constant extent (GPU fuzzer seed 30018).
+  ImageParam in(Int(16), 2, "in");
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func f("f"), g("g");
+  auto p = [&](Expr i, Expr j) { return cast<int>(in(i, j)); };
+  f(x, y) = select(p(x + 2, y) * p(x, y + 2) * select(cast<uint8_t>(in(x, y + 1)) < cast<uint8_t>(in(x, y)), p(x - 1, y + 2), p(x - 2, y - 1)) < p(x - 1, y - 1),
+                   p(x - 1, y), clamp(y, 0, 14));
+  g(x, y) = select(cast<int8_t>(f(x - 1, y)) < 2, 1, 2);
+  g.split(x, xo, xi, 2);
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  Buffer<int16_t> input(24, 24);
+  input.set_min({-4, -4});
+  fill_random(input, seed, -300, 300);
+  in.set(input);
+  Buffer<int> out = Pipeline(g).realize<int>({16, 16});
+  check_against(out, [&](const std::vector<int> &c) {
+    auto q = [&](int i, int j) { return int(input(i, j)); };
+    int i = c[0] - 1, j = c[1];
+    int product = q(i + 2, j) * q(i, j + 2) * (uint8_t(input(i, j + 1)) < uint8_t(input(i, j)) ? q(i - 1, j + 2) : q(i - 2, j - 1));
+    int fv = product < q(i - 1, j - 1) ? q(i - 1, j) : std::clamp(j, 0, 14);
+    return int8_t(fv) < 2 ? 1 : 2;
+  });
+}
+
 TEST_CASE("A split by a Param that is not positive at run time is an error naming it", "[cpu][errors]") {
   Param<int> factor("factor");
   Var x("x"), xo("xo"), xi("xi");

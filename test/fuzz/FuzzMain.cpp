@@ -3,6 +3,7 @@
 // runs fresh seeds in child processes (so that a crash or a hang is caught and pinned to its
 // seed), prints each failure with its seed and a reduced reproduction, and a summary at the end.
 //   ptxjit_fuzz --seeds A B [--gpu]  runs seeds [A, B) in this process (what the children do).
+//   ptxjit_fuzz --ptx S  prints seed S's GPU variant and compiles it offline for sm_80.
 
 #include "RandomPipeline.h"
 
@@ -21,7 +22,8 @@ using namespace ptxjit::fuzz;
 namespace {
 
 int runSeeds(uint64_t first, uint64_t last, bool gpu) {
-  const std::string target = gpu ? "host-cuda" : "host";
+  // On the GPU, the debug feature synchronizes after each kernel: a fault names its kernel.
+  const std::string target = gpu ? "host-cuda-debug" : "host";
   int pass = 0, discarded = 0, failed = 0;
   for (uint64_t seed = first; seed < last; ++seed) {
     PipelineDesc p = random_pipeline(seed, gpu);
@@ -102,6 +104,13 @@ int main(int argc, char **argv) {
       for (int j = i + 3; j < argc; ++j)
         gpu = gpu || std::strcmp(argv[j], "--gpu") == 0;
       return runSeeds(std::strtoull(argv[i + 1], nullptr, 10), std::strtoull(argv[i + 2], nullptr, 10), gpu);
+    }
+    if (a == "--ptx" && i + 1 < argc) {
+      // Offline: the GPU variant of one seed, compiled for sm_80 (PTXJIT_DEBUG=2 prints each pass).
+      PipelineDesc p = random_pipeline(std::strtoull(argv[i + 1], nullptr, 10), true);
+      std::string error = compile_to_ptx(p, "x86-64-linux-cuda-cuda_capability_80");
+      std::printf("%s\n%s\n", to_string(p).c_str(), error.empty() ? "compiled" : error.c_str());
+      return error.empty() ? 0 : 1;
     }
     if (a == "--minutes" && i + 1 < argc)
       minutes = std::atof(argv[++i]);

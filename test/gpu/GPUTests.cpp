@@ -401,23 +401,31 @@ TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM
   });
   in.set(input);
   CU_CHECK(cuMemFree(userInput));
-  CUcontext popped;
-  CU_CHECK(cuCtxPopCurrent(&popped));
-  CU_CHECK(cuDevicePrimaryCtxRelease(d));
 
-  // Out of memory: a clear error naming the size and the device; nothing left allocated.
+  // Out of memory: a clear error naming the size and the device; nothing left allocated. Another
+  // library holds all but 2 GiB of the device; the intermediate needs 8 GiB (2^31 - 2^15 floats,
+  // within 32-bit indexing).
+  synchronize();
+  JIT::trim_device_memory(0);
+  size_t freeBytes = 0, totalBytes = 0;
+  CU_CHECK(cuMemGetInfo(&freeBytes, &totalBytes));
+  CUdeviceptr hog = 0;
+  CU_CHECK(cuMemAlloc(&hog, freeBytes - (size_t(2) << 30)));
   Func huge("huge"), small("small");
   huge(x, y) = in(0, 0) + cast<float>(x + y);
   small(x, y) = huge(x, y);
-  huge.compute_root().bound(x, 0, 1 << 20).bound(y, 0, 1 << 20).gpu_tile(x, y, xi, yi, 32, 8);
+  huge.compute_root().bound(x, 0, 1 << 15).bound(y, 0, (1 << 16) - 1).gpu_tile(x, y, xi, yi, 32, 8);
   small.gpu_tile(x, y, xi, yi, 32, 8);
-  synchronize();
   DeviceMemoryStatistics beforeOOM = JIT::device_memory_statistics(0);
   Buffer<float> tiny(8, 8);
-  CHECK_THROWS_WITH(onGPU(small).realize(tiny), Catch::Contains("out of device memory allocating 4398046511104 bytes for huge on device 0") &&
+  CHECK_THROWS_WITH(onGPU(small).realize(tiny), Catch::Contains("out of device memory allocating 8589803520 bytes for huge on device 0") &&
                                                     Catch::Contains("CUDA_ERROR_OUT_OF_MEMORY"));
   synchronize();
   DeviceMemoryStatistics afterOOM = JIT::device_memory_statistics(0);
+  CU_CHECK(cuMemFree(hog));
+  CUcontext popped;
+  CU_CHECK(cuCtxPopCurrent(&popped));
+  CU_CHECK(cuDevicePrimaryCtxRelease(d));
   CHECK(afterOOM.failed_allocations == beforeOOM.failed_allocations + 1);
   CHECK(afterOOM.frees - beforeOOM.frees == afterOOM.allocations - beforeOOM.allocations);
   CHECK(afterOOM.used_bytes == 0);
@@ -878,4 +886,34 @@ TEST_CASE("Two threads, each with its own context and stream, realize concurrent
   for (auto &t : threads)
     t.join();
   CHECK(failures == 0);
+}
+
+TEST_CASE("A faulting kernel under the debug feature (child process)", "[.]") {
+  PTXJIT_REQUIRE_GPU();
+  // An input whose device copy points at unmapped memory: the kernel's loads fault.
+  ImageParam in(Float(32), 1, "in");
+  Var x("x"), xi("xi");
+  Func f("faulting");
+  f(x) = in(x) * 2.0f;
+  f.gpu_tile(x, x, xi, 64);
+  Buffer<float> bogus(Buffer<float>(RawBuffer::view(buffer_type_of<float>(), {{0, 4096, 1, 0}}, nullptr,
+                                                     uint64_t(1) << 47, nullptr)));
+  in.set(bogus);
+  Pipeline p(f);
+  p.compile_jit(Target("host-cuda-debug"));
+  Buffer<float> out(4096);
+  CHECK_THROWS_WITH(p.realize(out), Catch::Contains("cuStreamSynchronize") && Catch::Contains("kernel") &&
+                                        Catch::Contains("faulting") && Catch::Contains("CUDA_ERROR_ILLEGAL_ADDRESS") &&
+                                        Catch::Contains("grid 64x1x1, block 64x1x1"));
+  // The fault is sticky: the next realize in the context says so instead of blaming memory.
+  Buffer<float> good(4096);
+  fill_random(good, fresh_seed());
+  in.set(good);
+  Buffer<float> again(4096);
+  CHECK_THROWS_WITH(p.realize(again), Catch::Contains("CUDA_ERROR_ILLEGAL_ADDRESS") && !Catch::Contains("out of device memory"));
+}
+
+TEST_CASE("The debug feature names the kernel that faulted", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  run_in_child_process("A faulting kernel under the debug feature (child process)");
 }

@@ -209,3 +209,28 @@ TEST_CASE("Narrow integer constants fold; narrow sums are not assumed not to wra
   CHECK(as_const_int(wrapped.min) == std::optional<int64_t>(0));
   CHECK(as_const_int(wrapped.max) == std::optional<int64_t>(255));
 }
+
+TEST_CASE("Bounds of signed 32-bit arithmetic clamp to the type instead of wrapping", "[unit][ir]") {
+  // A product of three int16 values spans [-2^45, 2^45]: folded in int32 its ends wrap to
+  // nonsense, and a comparison over a loop was then "proved" (seed 30018 of the GPU fuzzer).
+  Expr a = cast<int>(v("a", Int(16))), b = cast<int>(v("b", Int(16))), c = cast<int>(v("c", Int(16)));
+  const Interval int16Range{make_const(Int(16), int64_t(-32768)), make_const(Int(16), int64_t(32767))};
+  const Scope scope = {{"a", int16Range}, {"b", int16Range}, {"c", int16Range}};
+  Interval product = bounds_of_expr_in_scope(a * b * c, scope);
+  REQUIRE(product.is_bounded());
+  CHECK(as_const_int(product.min) == std::optional<int64_t>(INT32_MIN));
+  CHECK(as_const_int(product.max) == std::optional<int64_t>(INT32_MAX));
+  Interval sum = bounds_of_expr_in_scope(a * 65536 + b * 65536, scope);
+  CHECK(as_const_int(sum.min) == std::optional<int64_t>(INT32_MIN));
+  CHECK(as_const_int(sum.max) == std::optional<int64_t>(INT32_MAX));
+  Interval small = bounds_of_expr_in_scope(a * b - c, scope);
+  CHECK(as_const_int(small.min) == std::optional<int64_t>(-32768 * 32767 - 32767));
+  CHECK(as_const_int(small.max) == std::optional<int64_t>(32768 * 32768 + 32768));
+  // Inside a loop of constant bounds, a comparison of loaded values stays.
+  Expr t = v("t");
+  auto load = [&](int k) { return cast<int>(Load::make(Int(16), "in", t + k)); };
+  Stmt loop = For::make("t", make_zero(Int(32)), make_const(Int(32), int64_t(4)), ForType::Serial,
+                        Store::make("out", select(load(0) * load(1) * load(2) < load(3), 1, 2), t));
+  std::string printed = to_string(simplify(loop));
+  CHECK_THAT(printed, Catch::Contains("select("));
+}
