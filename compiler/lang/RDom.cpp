@@ -1,6 +1,8 @@
 #include "ptxjit/RDom.h"
 
+#include "ir/Constants.h"
 #include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
 #include "lang/Function.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
@@ -47,8 +49,11 @@ RDom::RDom(const std::vector<std::pair<Expr, Expr>> &ranges, const std::string &
   static const char *suffixes[] = {"x", "y", "z", "w"};
   for (size_t i = 0; i < ranges.size(); ++i) {
     std::string var = Contents->name + "." + (i < 4 ? suffixes[i] : std::to_string(i));
-    Contents->domain.push_back({var, integerBound(ranges[i].first, "min of " + var),
-                                integerBound(ranges[i].second, "extent of " + var)});
+    Expr extent = integerBound(ranges[i].second, "extent of " + var);
+    if (auto c = ir::as_const_int(ir::simplify(extent)); c && *c < 0)
+      throw CompileError("RDom " + Contents->name + " has extent " + std::to_string(*c) + " in " + var +
+                         ": an extent must not be negative");
+    Contents->domain.push_back({var, integerBound(ranges[i].first, "min of " + var), extent});
   }
   RVar *named[] = {&x, &y, &z, &w};
   for (size_t i = 0; i < ranges.size() && i < 4; ++i)

@@ -129,6 +129,9 @@ class UsesOutsideRealization : public IRVisitor {
 public:
   explicit UsesOutsideRealization(const std::string &name) : Name(name) {}
   bool Found = false;
+  /// A definition of the Func (in its produce) is outside the storage: stored inside the loop it
+  /// is computed at, rather than used elsewhere.
+  bool ProducedOutside = false;
 
 private:
   const std::string &Name;
@@ -145,6 +148,7 @@ private:
   }
   void visit(const Provide *op) override {
     Found = Found || (op->name == Name && Depth == 0);
+    ProducedOutside = ProducedOutside || (op->name == Name && Depth == 0);
     IRVisitor::visit(op);
   }
 };
@@ -335,6 +339,9 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
 
     UsesOutsideRealization outside(f.name);
     result.accept(&outside);
+    if (outside.ProducedOutside)
+      throw CompileError("Func " + f.name + " is stored at " + describe(store) + ", inside the loop it is computed at (" +
+                         describe(compute) + "); store it at that loop or further out");
     if (outside.Found)
       throw CompileError("Func " + f.name + " is computed at " + describe(compute) + " and stored at " +
                          describe(store) + ", but it is also used outside that loop; compute it further out");

@@ -23,6 +23,9 @@ TEST_CASE("Definition errors name the Func and what was expected", "[unit][lang]
   CHECK_THROWS_WITH(h(x) = y, Catch::Contains("uses Var y, which is not one of its arguments (x)"));
   RDom r(0, 10, "r");
   CHECK_THROWS_WITH(h(x) = r.x, Catch::Contains("RVar r.x"));
+  CHECK_THROWS_WITH(RDom(0, 4, 0, 2 - 5, "negative"), Catch::Contains("RDom negative has extent -3 in negative.y") &&
+                                                            Catch::Contains("must not be negative"));
+  CHECK_NOTHROW(RDom(0, 0, "empty"));
   h(x) = x;
   CHECK_THROWS_WITH(h(z) = h(z) + 1, Catch::Contains("uses Var z"));
   CHECK_THROWS_WITH(Func("bad name"), Catch::Contains("invalid Func name"));
@@ -62,6 +65,17 @@ TEST_CASE("Lowering errors: compute levels, unbounded accesses, vector widths", 
     out.compute_root();
     CHECK_THROWS_WITH(Pipeline(all).compile_jit(Target("host")),
                       Catch::Contains("producer is computed at other.x") && Catch::Contains("not an ancestor"));
+  }
+  SECTION("store_at a loop inside the one it is computed at") {
+    Func p("producer"), out("out");
+    Var yo("yo"), yi("yi");
+    p(x, y) = in(x) + cast<float>(y);
+    out(x, y) = p(x, y) * 2.0f;
+    out.split(y, yo, yi, 4);
+    p.compute_at(out, yo).store_at(out, yi);
+    CHECK_THROWS_WITH(Pipeline(out).compile_jit(Target("host")),
+                      Catch::Contains("producer is stored at out.yi, inside the loop it is computed at (out.yo)") &&
+                          !Catch::Contains("also used outside"));
   }
   SECTION("compute_at a loop that does not exist") {
     Func p("producer"), out("out");

@@ -24,7 +24,7 @@ namespace {
 int runSeeds(uint64_t first, uint64_t last, bool gpu) {
   // On the GPU, the debug feature synchronizes after each kernel: a fault names its kernel.
   const std::string target = gpu ? "host-cuda-debug" : "host";
-  int pass = 0, discarded = 0, failed = 0;
+  int pass = 0, discarded = 0, wrong = 0, refused = 0;
   for (uint64_t seed = first; seed < last; ++seed) {
     PipelineDesc p = random_pipeline(seed, gpu);
     Result r = run_pipeline(p, target);
@@ -36,7 +36,7 @@ int runSeeds(uint64_t first, uint64_t last, bool gpu) {
       ++discarded;
       break;
     default: {
-      ++failed;
+      ++(r.outcome == Outcome::Wrong ? wrong : refused);
       PipelineDesc reduced = reduce_failure(p, target, r.outcome);
       std::printf("FAIL seed %llu (%s): %s\n%s\n", static_cast<unsigned long long>(seed),
                   r.outcome == Outcome::Wrong ? "wrong values" : "error", r.message.c_str(),
@@ -45,7 +45,7 @@ int runSeeds(uint64_t first, uint64_t last, bool gpu) {
     }
     std::fflush(stdout);
   }
-  std::printf("COUNTS %d %d %d\n", pass, discarded, failed);
+  std::printf("COUNTS %d %d %d %d\n", pass, discarded, wrong, refused);
   return 0;
 }
 
@@ -126,33 +126,31 @@ int main(int argc, char **argv) {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const uint64_t chunk = 50;
-  long pass = 0, discarded = 0, failed = 0, crashed = 0, hung = 0;
+  long pass = 0, discarded = 0, wrong = 0, refused = 0, crashed = 0, hung = 0;
+  // Adds the counts a child printed last and echoes what it printed before them.
+  auto collect = [&](const std::string &output) {
+    size_t at = output.rfind("COUNTS ");
+    int p = 0, d = 0, w = 0, r = 0;
+    if (at != std::string::npos)
+      std::sscanf(output.c_str() + at, "COUNTS %d %d %d %d", &p, &d, &w, &r);
+    pass += p;
+    discarded += d;
+    wrong += w;
+    refused += r;
+    std::fputs(output.substr(0, at).c_str(), stdout);
+  };
   uint64_t seed = firstSeed;
   std::printf("ptxjit_fuzz: %s, seeds from %llu\n", gpu ? "GPU" : "CPU", static_cast<unsigned long long>(seed));
   while (elapsed() < minutes * 60) {
     ChildResult r = runChild("/proc/self/exe", seed, seed + chunk, gpu, 600);
     if (r.finished) {
-      size_t at = r.output.rfind("COUNTS ");
-      int p = 0, d = 0, f = 0;
-      if (at != std::string::npos)
-        std::sscanf(r.output.c_str() + at, "COUNTS %d %d %d", &p, &d, &f);
-      pass += p;
-      discarded += d;
-      failed += f;
-      std::fputs(r.output.substr(0, at).c_str(), stdout);
+      collect(r.output);
     } else {
       // Pin the crash or hang to its seeds, one child each.
       for (uint64_t s = seed; s < seed + chunk; ++s) {
         ChildResult one = runChild("/proc/self/exe", s, s + 1, gpu, 60);
         if (one.finished) {
-          int p = 0, d = 0, f = 0;
-          size_t at = one.output.rfind("COUNTS ");
-          if (at != std::string::npos)
-            std::sscanf(one.output.c_str() + at, "COUNTS %d %d %d", &p, &d, &f);
-          pass += p;
-          discarded += d;
-          failed += f;
-          std::fputs(one.output.substr(0, at).c_str(), stdout);
+          collect(one.output);
         } else if (one.timedOut) {
           ++hung;
           std::printf("HANG seed %llu (over 60 s)\n%s\n", static_cast<unsigned long long>(s),
@@ -167,9 +165,9 @@ int main(int argc, char **argv) {
     seed += chunk;
     std::fflush(stdout);
   }
-  std::printf("ptxjit_fuzz: %.0f s, seeds %llu..%llu: %ld passed, %ld wrong or refused, %ld crashed, %ld hung, "
+  std::printf("ptxjit_fuzz: %.0f s, seeds %llu..%llu: %ld passed, %ld wrong, %ld refused, %ld crashed, %ld hung, "
               "%ld discarded (undefined or inexact)\n",
               elapsed(), static_cast<unsigned long long>(firstSeed), static_cast<unsigned long long>(seed - 1), pass,
-              failed, crashed, hung, discarded);
-  return failed + crashed + hung ? 1 : 0;
+              wrong, refused, crashed, hung, discarded);
+  return wrong + refused + crashed + hung ? 1 : 0;
 }

@@ -832,12 +832,19 @@ std::vector<std::string> outputLevels(const PipelineDesc &P) {
   bool vectorized = false;
   for (const Directive &d : P.funcs.back().pureSchedule) {
     auto it = std::find(loops.begin(), loops.end(), d.vars[0]);
+    // The reducer may remove the directive that made a loop a later one names: the library
+    // refuses that schedule, and the levels are left as they are.
+    bool named = it != loops.end();
     switch (d.kind) {
     case Directive::Split:
+      if (!named)
+        break;
       *it = d.vars[2];
       loops.insert(it + 1, d.vars[1]);
       break;
     case Directive::Fuse:
+      if (!named || std::find(loops.begin(), loops.end(), d.vars[1]) == loops.end())
+        break;
       *it = d.vars[2];
       loops.erase(std::find(loops.begin(), loops.end(), d.vars[1]));
       break;
@@ -1032,8 +1039,13 @@ private:
         func.compute_inline();
       else if (f.level == 0)
         func.compute_root();
-      else
-        func.compute_at(Funcs.back(), Var(outputLevels(P)[f.level - 1]));
+      else {
+        std::vector<std::string> levels = outputLevels(P);
+        // The reducer may have removed the split that made this level.
+        if (f.level > static_cast<int>(levels.size()))
+          throw std::invalid_argument("compute level " + std::to_string(f.level) + " no longer exists");
+        func.compute_at(Funcs.back(), Var(levels[f.level - 1]));
+      }
     }
     if (f.level < 0)
       return;
