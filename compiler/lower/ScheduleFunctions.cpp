@@ -224,13 +224,17 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
       }
       body = LetStmt::make(prefix + s.old_var, start + var(prefix + s.inner), body);
     } else {
-      // The clamps never bind; they let bounds inference see each variable's exact range.
+      // The clamps never bind; they let bounds inference see each variable's exact range. The
+      // max goes outside: a loop's region may be empty (min past max) in iterations of outer
+      // loops, and the union over them must then stay within the maxes.
       Expr fused = var(prefix + s.old_var);
       Expr innerExtent = bound(b.inner, "loop_extent");
-      Expr inner = max(min(Mod::make(fused, innerExtent), innerExtent - 1), 0);
-      Expr outer = max(min(Div::make(fused, innerExtent), bound(b.outer, "loop_extent") - 1), 0);
-      body = LetStmt::make(prefix + s.inner, inner + bound(b.inner, "loop_min"), body);
-      body = LetStmt::make(prefix + s.outer, outer + bound(b.outer, "loop_min"), body);
+      Expr inner = min(max(Mod::make(fused, innerExtent) + bound(b.inner, "loop_min"), bound(b.inner, "loop_min")),
+                       bound(b.inner, "loop_max"));
+      Expr outer = min(max(Div::make(fused, innerExtent) + bound(b.outer, "loop_min"), bound(b.outer, "loop_min")),
+                       bound(b.outer, "loop_max"));
+      body = LetStmt::make(prefix + s.inner, inner, body);
+      body = LetStmt::make(prefix + s.outer, outer, body);
     }
   }
 

@@ -191,6 +191,39 @@ TEST_CASE("A comparison of a wide product inside a split loop is not folded", "[
   });
 }
 
+TEST_CASE("A fused update computed inside guarded split loops reads only what it needs", "[cpu][pipeline]") {
+  // Iterations of the split loops past the end compute an empty region of f1; the union of its
+  // regions over them used to take the unclamped mins and ask for input rows past the end.
+  ImageParam in(Int(8), 3, "in");
+  Var x("x"), y("y"), z("z"), yo("yo"), yi("yi"), yoo("yoo"), yoi("yoi"), fused("fused");
+  Func f0("f0"), f1("f1"), f3("f3");
+  f0(x, y, z) = min(in(x - 1, y, z) + in(x - 2, y, z) + max(in(x + 2, y - 1, z), cast<int8_t>(-9)), in(x + 1, y + 1, z));
+  f0.compute_root();
+  f1(x, y, z) = cast<uint16_t>(in(x, y, z));
+  f1(x, y, z) += cast<uint16_t>(clamp(cast<int16_t>(f0(x, y - 2, z)), -3, 22));
+  f1.compute_at(f3, yi);
+  f1.update().fuse(x, y, fused);
+  f3(x, y, z) = cast<int16_t>(in(x, y, z)) + cast<int16_t>(f1(x + 1, y + 2, z + 1));
+  f3.split(y, yo, yi, 2).split(yo, yoo, yoi, 8, TailStrategy::GuardWithIf);
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  // Exactly the region the output [0, 7] x [0, 4] x [0, 1] reads.
+  Buffer<int8_t> input(12, 8, 3);
+  input.set_min({-1, -1, 0});
+  fill_random(input, seed, -128, 127);
+  in.set(input);
+  Buffer<int16_t> out = Pipeline(f3).realize<int16_t>({8, 5, 2});
+  auto f0Ref = [&](int i, int j, int k) {
+    return std::min(int8_t(int8_t(input(i - 1, j, k) + input(i - 2, j, k)) + std::max(input(i + 2, j - 1, k), int8_t(-9))),
+                    input(i + 1, j + 1, k));
+  };
+  check_against(out, [&](const std::vector<int> &c) {
+    int i = c[0] + 1, j = c[1] + 2, k = c[2] + 1;
+    uint16_t f1v = uint16_t(uint16_t(input(i, j, k)) + uint16_t(std::clamp<int16_t>(f0Ref(i, j - 2, k), -3, 22)));
+    return int16_t(int16_t(input(c[0], c[1], c[2])) + int16_t(f1v));
+  });
+}
+
 TEST_CASE("A split by a Param that is not positive at run time is an error naming it", "[cpu][errors]") {
   Param<int> factor("factor");
   Var x("x"), xo("xo"), xi("xi");
