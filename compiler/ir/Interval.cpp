@@ -150,10 +150,25 @@ private:
       return;
     }
     if (a.is_bounded() && b.is_bounded()) {
-      Expr p1 = endOf(a.min, b.min, times, Mul::make(a.min, b.min)),
-           p2 = endOf(a.min, b.max, times, Mul::make(a.min, b.max)),
-           p3 = endOf(a.max, b.min, times, Mul::make(a.max, b.min)),
-           p4 = endOf(a.max, b.max, times, Mul::make(a.max, b.max));
+      // A factor bounded by a large constant (the range of a narrower type it was cast from,
+      // say) times a symbolic one: the product of the ends may pass 2^31 at run time where no
+      // value of the program does. The end is then computed in 64 bits and clamped to the
+      // type's range (sound: overflow is undefined, so no value lies past it).
+      auto large = [](const Interval &i) {
+        auto lo = as_const_int(i.min), hi = as_const_int(i.max);
+        return (lo && std::abs(*lo) >= (1 << 15)) || (hi && std::abs(*hi) >= (1 << 15));
+      };
+      const Type t = op->type;
+      const bool saturate = t.is_int() && t.bits == 32 && (large(a) || large(b));
+      auto product = [&](const Expr &x, const Expr &y) {
+        if (!saturate || (is_const(x) && is_const(y)))
+          return endOf(x, y, times, Mul::make(x, y));
+        const Type wide = Int(64);
+        Expr p = Mul::make(Cast::make(wide, x), Cast::make(wide, y));
+        p = Max::make(Min::make(p, make_const(wide, int64_t(t.max_int()))), make_const(wide, t.min_int()));
+        return simplify(Cast::make(t.element_of(), p));
+      };
+      Expr p1 = product(a.min, b.min), p2 = product(a.min, b.max), p3 = product(a.max, b.min), p4 = product(a.max, b.max);
       Result = {minOf(minOf(p1, p2), minOf(p3, p4)), maxOf(maxOf(p1, p2), maxOf(p3, p4))};
       return;
     }

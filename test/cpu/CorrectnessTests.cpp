@@ -224,6 +224,26 @@ TEST_CASE("A fused update computed inside guarded split loops reads only what it
   });
 }
 
+TEST_CASE("An update writing at a product of wide-typed values is stored where it writes", "[cpu][pipeline]") {
+  // The write index int32(f0) * max(int32(f0), z) - 3 has bounds through f0's uint16 range;
+  // their product wrapped in int32 at run time, the storage of f1 ended short of the writes at
+  // x = 6, and they landed in the next row (fuzzer seed 4002798).
+  Var x("x"), y("y"), z("z");
+  RDom r(-3, 1, "r");
+  Func f0("f0"), f1("f1"), out("out");
+  f0(x, y, z) = cast<uint16_t>(z);
+  f0.compute_root();
+  f1(x, y, z) = x + y * 10 + z * 100;
+  f1(clamp(cast<int>(f0(r, y + 2, z)) * max(cast<int>(f0(r, y + 1, z)), z) + r, -1, 6), y, z) += 1000;
+  f1.compute_root();
+  out(x, y, z) = f1(x, y, z);
+  Buffer<int> result = Pipeline(out).realize<int>({5, 3, 4});
+  check_against(result, [](const std::vector<int> &c) {
+    int x = c[0], y = c[1], z = c[2];
+    return x + y * 10 + z * 100 + (std::clamp(z * z - 3, -1, 6) == x ? 1000 : 0);
+  });
+}
+
 TEST_CASE("A split by a Param that is not positive at run time is an error naming it", "[cpu][errors]") {
   Param<int> factor("factor");
   Var x("x"), xo("xo"), xi("xi");

@@ -234,3 +234,20 @@ TEST_CASE("Bounds of signed 32-bit arithmetic clamp to the type instead of wrapp
   std::string printed = to_string(simplify(loop));
   CHECK_THAT(printed, Catch::Contains("select("));
 }
+
+TEST_CASE("Bounds of a product by a wide type's range saturate instead of wrapping at run time", "[unit][ir]") {
+  // int32(u16) * max(int32(u16), x): the ends multiply 65535 by a symbolic bound, which in int32
+  // wraps to a negative maximum at run time (fuzzer seed 4002798: an update's write bound, too
+  // small, let it write past its storage).
+  Expr ua = cast<int>(v("ua", UInt(16))), ub = cast<int>(v("ub", UInt(16))), x = v("x"), n = v("n");
+  const Interval u16Range{make_const(UInt(16), int64_t(0)), make_const(UInt(16), int64_t(65535))};
+  const Scope scope = {{"ua", u16Range}, {"ub", u16Range}, {"x", {make_zero(Int(32)), n}}};
+  Interval product = bounds_of_expr_in_scope(ua * max(ub, x), scope);
+  REQUIRE(product.is_bounded());
+  Expr maxAtFive = simplify(substitute("n", make_const(Int(32), int64_t(5)), product.max));
+  CHECK(as_const_int(maxAtFive) == std::optional<int64_t>(INT32_MAX));
+  Expr maxAtLarge = simplify(substitute("n", make_const(Int(32), int64_t(100000)), product.max));
+  CHECK(as_const_int(maxAtLarge) == std::optional<int64_t>(INT32_MAX));
+  Expr minAtFive = simplify(substitute("n", make_const(Int(32), int64_t(5)), product.min));
+  CHECK(as_const_int(minAtFive) == std::optional<int64_t>(0));
+}
