@@ -3,7 +3,7 @@
 // runs fresh seeds in child processes (so that a crash or a hang is caught and pinned to its
 // seed), prints each failure with its seed and a reduced reproduction, and a summary at the end.
 //   ptxjit_fuzz --seeds A B [--gpu]  runs seeds [A, B) in this process (what the children do).
-//   ptxjit_fuzz --ptx S  prints seed S's GPU variant and compiles it offline for sm_80.
+//   ptxjit_fuzz --ptx S [TARGET]  prints seed S's GPU variant and compiles it offline (default sm_80).
 
 #include "RandomPipeline.h"
 
@@ -106,9 +106,9 @@ int main(int argc, char **argv) {
       return runSeeds(std::strtoull(argv[i + 1], nullptr, 10), std::strtoull(argv[i + 2], nullptr, 10), gpu);
     }
     if (a == "--ptx" && i + 1 < argc) {
-      // Offline: the GPU variant of one seed, compiled for sm_80 (PTXJIT_DEBUG=2 prints each pass).
+      // Offline: the GPU variant of one seed (PTXJIT_DEBUG=2 prints each pass).
       PipelineDesc p = random_pipeline(std::strtoull(argv[i + 1], nullptr, 10), true);
-      std::string error = compile_to_ptx(p, "x86-64-linux-cuda-cuda_capability_80");
+      std::string error = compile_to_ptx(p, i + 2 < argc ? argv[i + 2] : "x86-64-linux-cuda-cuda_capability_80");
       std::printf("%s\n%s\n", to_string(p).c_str(), error.empty() ? "compiled" : error.c_str());
       return error.empty() ? 0 : 1;
     }
