@@ -252,7 +252,9 @@ FuncRef &FuncRef::operator=(Expr value) {
 FuncRef &FuncRef::operator=(const FuncRef &other) { return *this = Expr(other); }
 
 namespace {
-// `f(args) op= value`: an undefined f first gets the pure definition f(...) = identity.
+// `f(args) op= value`: an undefined f first gets the pure definition f(...) = identity, over
+// the update's own Vars where its arguments are distinct Vars (so that the update may use them
+// as pure dimensions), and over implicit ones elsewhere, as in Halide.
 template <typename Op>
 FuncRef &compoundAssign(FuncRef &ref, const std::shared_ptr<FunctionContents> &f, const std::vector<Expr> &args,
                         Expr value, int64_t identity, Op op) {
@@ -260,8 +262,14 @@ FuncRef &compoundAssign(FuncRef &ref, const std::shared_ptr<FunctionContents> &f
     throw CompileError("Func " + f->name + " updated with an undefined Expr");
   if (!f->defined()) {
     std::vector<Expr> vars;
-    for (size_t i = 0; i < args.size(); ++i)
-      vars.push_back(Var(f->name + "._" + std::to_string(i)));
+    std::set<std::string> seen;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto *v = args[i].as<ir::Variable>();
+      if (v && !v->param && !v->reduction_domain && seen.insert(v->name).second)
+        vars.push_back(args[i]);
+      else
+        vars.push_back(Var(f->name + "._" + std::to_string(i)));
+    }
     FuncRef(f, vars) = make_const(value.type(), identity);
   }
   Expr current = Expr(ref);

@@ -244,6 +244,34 @@ TEST_CASE("An update writing at a product of wide-typed values is stored where i
   });
 }
 
+TEST_CASE("An update of an undefined Func starts from the operator's identity", "[cpu][pipeline]") {
+  // As in Halide: f(x) += e defines f(x) = 0 first, f(x) *= e defines f(x) = 1.
+  Var x("x");
+  RDom r(1, 3, "r");
+  Func sum("sum"), product("product"), hist("hist");
+  sum(x) += r.x * x;
+  product(x) *= r.x + x;
+  ImageParam in(UInt(8), 1, "in");
+  RDom all(0, 50, "all");
+  hist(cast<int>(in(all)) % 8) += 1;
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  Buffer<uint8_t> input(50);
+  fill_random(input, seed, 0, 255);
+  in.set(input);
+  Buffer<int> sums = Pipeline(sum).realize<int>({5});
+  check_against(sums, [](const std::vector<int> &c) { return 6 * c[0]; });
+  Buffer<int> products = Pipeline(product).realize<int>({5});
+  check_against(products, [](const std::vector<int> &c) { return (1 + c[0]) * (2 + c[0]) * (3 + c[0]); });
+  Buffer<int> counts = Pipeline(hist).realize<int>({8});
+  check_against(counts, [&](const std::vector<int> &c) {
+    int n = 0;
+    for (int i = 0; i < 50; ++i)
+      n += input(i) % 8 == c[0];
+    return n;
+  });
+}
+
 TEST_CASE("A split by a Param that is not positive at run time is an error naming it", "[cpu][errors]") {
   Param<int> factor("factor");
   Var x("x"), xo("xo"), xi("xi");
