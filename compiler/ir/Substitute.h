@@ -20,6 +20,9 @@ Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s)
 /// their uses stop where the expansion would grow past a size worth simplifying.
 bool has_more_nodes_than(const Expr &e, int nodes);
 
+/// The size (in nodes) past which a let's value, expanded into outer variables, stays a name.
+constexpr int MaxExpandedLetNodes = 200;
+
 /// Whether `e` or `s` mentions variable `name` (free or not).
 bool uses_variable(const Expr &e, const std::string &name);
 bool uses_variable(const Stmt &s, const std::string &name);

@@ -24,7 +24,6 @@ private:
   // The values of the lets walked through, in terms of variables outside them: loop bounds keep
   // the correlation between a loop's min and extent that intervals alone would lose.
   std::map<std::string, Expr> LetValues;
-  static constexpr int MaxExpandedLet = 200;
 
   using IRVisitor::visit;
 
@@ -65,7 +64,7 @@ private:
     Expr value = substitute(LetValues, op->value);
     auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
     // A value too large to expand stays a name: its interval is in the scope.
-    if (has_more_nodes_than(value, MaxExpandedLet))
+    if (has_more_nodes_than(value, MaxExpandedLetNodes))
       LetValues.erase(op->name);
     else
       LetValues[op->name] = value;

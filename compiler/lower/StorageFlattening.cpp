@@ -40,7 +40,7 @@ class FlattenStorage : public IRMutator {
     auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
     // A value too large to expand stays a name (an extent through it gets no constant bound).
     Expr expanded = substitute(LetValues, op->value);
-    if (has_more_nodes_than(expanded, 200))
+    if (has_more_nodes_than(expanded, MaxExpandedLetNodes))
       LetValues.erase(op->name);
     else
       LetValues[op->name] = expanded;

@@ -792,35 +792,14 @@ ptxjit_type_t bufferType(Scalar t) {
 
 void writeElement(const RawBuffer &b, Scalar t, size_t index, Value v) {
   uint8_t *p = b.host_bytes() + index * b.element_size();
-  switch (t) {
-  case Scalar::I8: {
-    int8_t x = static_cast<int8_t>(v.i);
-    std::memcpy(p, &x, 1);
-    break;
-  }
-  case Scalar::U8: {
-    uint8_t x = static_cast<uint8_t>(v.i);
-    std::memcpy(p, &x, 1);
-    break;
-  }
-  case Scalar::I16:
-  case Scalar::U16: {
-    uint16_t x = static_cast<uint16_t>(v.i);
-    std::memcpy(p, &x, 2);
-    break;
-  }
-  case Scalar::I32:
-  case Scalar::U32: {
-    uint32_t x = static_cast<uint32_t>(v.i);
-    std::memcpy(p, &x, 4);
-    break;
-  }
-  case Scalar::F32: {
+  if (t == Scalar::F32) {
     float x = static_cast<float>(v.f);
     std::memcpy(p, &x, 4);
-    break;
+    return;
   }
-  }
+  // The low bytes of the two's-complement value (the hosts ptxjit runs on are little-endian).
+  uint64_t bits = static_cast<uint64_t>(v.i);
+  std::memcpy(p, &bits, static_cast<size_t>(b.element_size()));
 }
 
 
