@@ -363,8 +363,22 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
   StageSchedule &s = Function->stage(Index).schedule;
   size_t i = findDim(s, name(), "fuse", inner.name());
   size_t o = findDim(s, name(), "fuse", outer.name());
-  if (o != i + 1)
-    throw CompileError("fuse of " + name() + ": " + outer.name() + " must be the loop directly outside " + inner.name());
+  if (i == o)
+    throw CompileError("fuse of " + name() + ": inner and outer are both " + inner.name());
+  if (o != i + 1) {
+    // As in Halide: move the outer loop directly outside the inner one first.
+    std::vector<VarOrRVar> order;
+    for (size_t k = 0; k < s.dims.size(); ++k) {
+      if (k == o)
+        continue;
+      order.push_back(s.dims[k].is_rvar ? VarOrRVar(RVar(s.dims[k].var)) : VarOrRVar(Var(s.dims[k].var)));
+      if (k == i)
+        order.push_back(s.dims[o].is_rvar ? VarOrRVar(RVar(s.dims[o].var)) : VarOrRVar(Var(s.dims[o].var)));
+    }
+    reorder(order);
+    i = findDim(s, name(), "fuse", inner.name());
+    o = i + 1;
+  }
   requireFresh(s, name(), "fuse", fused.name(), inner.name());
   if (fused.name() == outer.name())
     throw CompileError("fuse of " + name() + ": the fused loop cannot reuse the outer name " + outer.name());
@@ -386,6 +400,10 @@ Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
   std::vector<Dim> named;
   for (size_t i : positions)
     named.push_back(s.dims[i]);
+  for (size_t p = 0; p < positions.size(); ++p)
+    for (size_t q = p + 1; q < positions.size(); ++q)
+      if (positions[p] > positions[q] && named[p].is_rvar && named[q].is_rvar)
+        s.reordered_rvars.emplace_back(named[p].var, named[q].var);
   std::sort(positions.begin(), positions.end());
   for (size_t k = 0; k < positions.size(); ++k)
     s.dims[positions[k]] = named[k];
@@ -425,18 +443,15 @@ Stage &Stage::vectorize(const VarOrRVar &var) {
 Stage &Stage::unroll(const VarOrRVar &var) {
   return setForType(*this, *Function, Index, name(), "unroll", var, ForType::Unrolled);
 }
+// The inner loop gets a fresh name, so that vectorize or unroll by a factor can be applied to the
+// same loop again (`unroll(x, 3).unroll(x, 2)`), as in Halide.
 Stage &Stage::vectorize(const VarOrRVar &var, int factor, TailStrategy tail) {
-  Var inner(var.name() + "_vi");
-  VarOrRVar innerName = var.is_rvar() ? VarOrRVar(var) : VarOrRVar(inner);
-  if (var.is_rvar())
-    throw CompileError("vectorize of " + name() + ": split RVar " + var.name() + " explicitly before vectorizing it");
-  split(var, var, innerName, factor, tail);
-  return vectorize(innerName);
+  Var inner(unique_name((var.name() + "_vi").c_str()));
+  split(var, var, inner, factor, tail);
+  return vectorize(inner);
 }
 Stage &Stage::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
-  if (var.is_rvar())
-    throw CompileError("unroll of " + name() + ": split RVar " + var.name() + " explicitly before unrolling it");
-  Var inner(var.name() + "_ui");
+  Var inner(unique_name((var.name() + "_ui").c_str()));
   split(var, var, inner, factor, tail);
   return unroll(inner);
 }

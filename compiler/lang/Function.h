@@ -41,6 +41,9 @@ struct StageSchedule {
   std::vector<Split> splits;
   /// Loop dimensions, innermost first.
   std::vector<Dim> dims;
+  /// Pairs of RVar loops, by the names they had then, whose relative order reorder() changed:
+  /// lowering checks that the update's result cannot depend on it.
+  std::vector<std::pair<std::string, std::string>> reordered_rvars;
 };
 
 struct Definition {

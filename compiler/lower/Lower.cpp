@@ -2,7 +2,7 @@
 
 #include "AddImageChecks.h"
 #include "CheckGPUSchedules.h"
-#include "CheckParallelUpdates.h"
+#include "CheckUpdateLoops.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
 #include "StorageFlattening.h"
@@ -58,7 +58,7 @@ LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Tar
   const int debug = debug_level();
   Environment env = find_environment(output);
   std::vector<std::string> order = realization_order(output, env);
-  check_parallel_updates(env);
+  check_update_loops(env);
 
   Stmt s = runPass("schedule functions and bounds inference", debug,
                    [&] { return schedule_functions(output, env, order); });

@@ -82,7 +82,7 @@ TEST_CASE("An update's reads of its own Func are computed by the earlier stages"
       expected[k] = (k == 0 ? input(-1) : expected[k - 1]) + 2 * input(k) + input(k + 1);
     check_against(result, [&](const std::vector<int> &c) { return expected[c[0]]; });
   }
-  SECTION("a reduction with reordered RVars, parallel and vectorized stages") {
+  SECTION("a reduction reading its Func beyond the region, parallel and vectorized stages") {
     uint32_t seed = fresh_seed();
     INFO("seed " << seed);
     ImageParam in(Float(32), 2, "in");
@@ -92,7 +92,7 @@ TEST_CASE("An update's reads of its own Func are computed by the earlier stages"
     f(x, y) = in(x, y);
     f(x, y) += f(x + r.x, y + r.y) * 0.0f + in(x + r.x, y + r.y);
     f.compute_root().vectorize(x, 4).parallel(y);
-    f.update().reorder(r.y, r.x).parallel(y).vectorize(x, 4);
+    f.update().parallel(y).vectorize(x, 4);
     out(x, y) = f(x, y);
     Buffer<float> input(40, 20);
     fill_random(input, seed);
@@ -347,6 +347,128 @@ TEST_CASE("A parallel RVar of an update that is not atomic is refused", "[cpu][e
   rows.update().parallel(r.y);
   Buffer<int> out = Pipeline(rows).realize<int>({8, 8});
   check_against(out, [](const std::vector<int> &c) { return c[0] + c[1]; });
+}
+
+TEST_CASE("An update that reads its Func elsewhere is a race in a parallel or vectorized RVar loop", "[cpu][errors]") {
+  Var x("x"), y("y");
+  RDom r(1, 15, 0, 4);
+  SECTION("a scan along the parallel or vectorized RVar is refused") {
+    Func scan("scan");
+    scan(x) = x;
+    scan(r.x) = scan(r.x - 1) + 1;
+    SECTION("vectorized") { scan.update().vectorize(r.x, 4); }
+    SECTION("parallel") { scan.update().parallel(r.x); }
+    REQUIRE_THROWS_WITH(Pipeline(scan).compile_jit(Target("host")),
+                        Catch::Contains("scan.s1") && Catch::Contains("race") && Catch::Contains("every read of scan"));
+  }
+  SECTION("rows scanned in parallel read only their own row: allowed") {
+    uint32_t seed = fresh_seed();
+    INFO("seed " << seed);
+    ImageParam in(Int(32), 2, "in");
+    Buffer<int> input(16, 4);
+    fill_random(input, seed, -100, 100);
+    in.set(input);
+    Func rows("rows");
+    rows(x, y) = in(x, y);
+    rows(r.x, r.y) = rows(r.x - 1, r.y) * 3 + rows(r.x, r.y);
+    rows.update().parallel(r.y);
+    Buffer<int> out = Pipeline(rows).realize<int>({16, 4});
+    check_against(out, [&](const std::vector<int> &c) {
+      int v = input(0, c[1]);
+      for (int i = 1; i <= c[0]; ++i)
+        v = v * 3 + input(i, c[1]);
+      return v;
+    });
+  }
+}
+
+TEST_CASE("RVar loops are reordered or fused only where the order cannot change the result", "[cpu][pipeline]") {
+  Var x("x");
+  RDom r(0, 3, 0, 4);
+  RVar fused("fused"), rxo("rxo"), rxi("rxi");
+  // Horner-style: the value depends on the order of the iterations.
+  const auto serialOrder = [] {
+    int v = 0;
+    for (int ry = 0; ry < 4; ++ry)
+      for (int rx = 0; rx < 3; ++rx)
+        v = v * 2 + rx + 10 * ry;
+    return v;
+  }();
+  SECTION("an order-dependent update refuses reorder, fuse across and reordered split pieces") {
+    Func f("horner");
+    f(x) = 0;
+    f(0) = f(0) * 2 + r.x + 10 * r.y;
+    SECTION("reorder") { f.update().reorder(r.y, r.x); }
+    SECTION("fuse in the other order") { f.update().fuse(r.y, r.x, fused); }
+    SECTION("split pieces swapped") { f.update().split(r.x, rxo, rxi, 2).reorder(rxo, rxi); }
+    REQUIRE_THROWS_WITH(Pipeline(f).compile_jit(Target("host")),
+                        Catch::Contains("horner.s1 reorders its RVar loops") && Catch::Contains("may change its result"));
+  }
+  SECTION("the same update fused in its own order computes the serial result") {
+    Func f("horner");
+    f(x) = 0;
+    f(0) = f(0) * 2 + r.x + 10 * r.y;
+    f.update().fuse(r.x, r.y, fused);
+    CHECK(Pipeline(f).realize<int>({1})(0) == serialOrder);
+  }
+  SECTION("sums, products, min and max reorder and fuse in either order") {
+    uint32_t seed = fresh_seed();
+    INFO("seed " << seed);
+    ImageParam in(Int(32), 2, "in");
+    Buffer<int> input(3, 4);
+    fill_random(input, seed, -50, 50);
+    in.set(input);
+    Func sum("sum"), mx("mx"), mn("mn"), pr("pr");
+    sum(x) = 0;
+    sum(x) += in(r.x, r.y) * (x + 1);
+    mx(x) = -1000;
+    mx(x) = max(mx(x), in(r.x, r.y) + x);
+    mn(x) = 1000;
+    mn(x) = min(in(r.x, r.y) - x, mn(x));
+    pr(x) = 1;
+    pr(x) = pr(x) * (in(r.x, r.y) % 3 + 2);
+    sum.update().fuse(r.y, r.x, fused);
+    mx.update().reorder(r.y, r.x);
+    mn.update().split(r.x, rxo, rxi, 2).reorder(rxo, rxi, r.y);
+    pr.update().fuse(r.y, r.x, fused).unroll(fused, 5);
+    int s = 0, hi = -1000, lo = 1000, p = 1;
+    for (int ry = 0; ry < 4; ++ry)
+      for (int rx = 0; rx < 3; ++rx) {
+        s += input(rx, ry);
+        hi = std::max(hi, input(rx, ry));
+        lo = std::min(lo, input(rx, ry));
+        p *= ((input(rx, ry) % 3 + 3) % 3) + 2;
+      }
+    check_against(Pipeline(sum).realize<int>({3}), [&](const std::vector<int> &c) { return s * (c[0] + 1); });
+    check_against(Pipeline(mx).realize<int>({3}), [&](const std::vector<int> &c) { return hi + c[0]; });
+    check_against(Pipeline(mn).realize<int>({3}), [&](const std::vector<int> &c) { return lo - c[0]; });
+    check_against(Pipeline(pr).realize<int>({3}), [&](const std::vector<int> &) { return p; });
+  }
+  SECTION("iterations writing distinct points reorder freely") {
+    Func g("transpose_write");
+    Var y("y");
+    g(x, y) = 0;
+    g(r.y, r.x) = g(r.y, r.x) * 7 + r.x * 10 + r.y;
+    g.update().reorder(r.y, r.x);
+    check_against(Pipeline(g).realize<int>({4, 3}), [](const std::vector<int> &c) { return c[1] * 10 + c[0]; });
+  }
+}
+
+TEST_CASE("Vectorize and unroll by a factor apply to RVars and nest", "[cpu][pipeline]") {
+  Var x("x");
+  RDom r(0, 18);
+  Func v("v"), u("u"), n("n");
+  v(x) = 0;
+  v(r) += r * 2;
+  v.update().vectorize(r, 4);
+  u(x) = 1;
+  u(r) = u(r) * 3 + r;
+  u.update().unroll(r, 4).unroll(r, 2);
+  n(x) = x * 5;
+  n.unroll(x, 3).unroll(x, 2).vectorize(x, 2);
+  check_against(Pipeline(v).realize<int>({18}), [](const std::vector<int> &c) { return 2 * c[0]; });
+  check_against(Pipeline(u).realize<int>({18}), [](const std::vector<int> &c) { return 3 + c[0]; });
+  check_against(Pipeline(n).realize<int>({17}), [](const std::vector<int> &c) { return 5 * c[0]; });
 }
 
 TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]") {

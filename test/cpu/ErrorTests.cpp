@@ -40,7 +40,7 @@ TEST_CASE("Schedule errors name the stage and the loop", "[unit][lang]") {
   CHECK_THROWS_WITH(f.split(x, xo, xi, 0), Catch::Contains("factor must be positive"));
   CHECK_THROWS_WITH(f.reorder(x, x), Catch::Contains("named twice"));
   CHECK_THROWS_WITH(f.parallel(z), Catch::Contains("parallel of f.s0: z is not a loop"));
-  CHECK_THROWS_WITH(f.fuse(y, x, z), Catch::Contains("must be the loop directly outside"));
+  CHECK_THROWS_WITH(f.fuse(y, y, z), Catch::Contains("fuse of f.s0: inner and outer are both y"));
   CHECK_THROWS_WITH(f.update(0), Catch::Contains("has 0 update definitions"));
   CHECK_THROWS_WITH(f.bound(z, 0, 4), Catch::Contains("z is not one of its arguments"));
   CHECK_THROWS_WITH(f.compute_at(f, x), Catch::Contains("own loop"));

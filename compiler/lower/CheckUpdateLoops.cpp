@@ -1,0 +1,198 @@
+#include "CheckUpdateLoops.h"
+
+#include "ir/IREquality.h"
+#include "ir/IRVisitor.h"
+
+#include <set>
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+namespace {
+
+bool mentionsAny(const Expr &e, const std::set<std::string> &names) {
+  struct Finder : IRVisitor {
+    const std::set<std::string> &Names;
+    bool Found = false;
+    explicit Finder(const std::set<std::string> &n) : Names(n) {}
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { Found = Found || Names.count(op->name); }
+  } finder(names);
+  e.accept(&finder);
+  return finder.Found;
+}
+
+// The argument lists of every call of `func` in `e` (an update's reads of its own Func).
+void collectSelfCalls(const Expr &e, const std::string &func, std::vector<std::vector<Expr>> &calls) {
+  struct Finder : IRVisitor {
+    const std::string &Func;
+    std::vector<std::vector<Expr>> &Calls;
+    Finder(const std::string &f, std::vector<std::vector<Expr>> &c) : Func(f), Calls(c) {}
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+      if (op->call_type == Call::Halide && op->name == Func)
+        Calls.push_back(op->args);
+      IRVisitor::visit(op);
+    }
+  } finder(func, calls);
+  e.accept(&finder);
+}
+
+// Whether distinct values of `rvar` give distinct values of `arg`, whatever the other RVars do:
+// arg is rvar plus or minus something free of RVars.
+bool oneToOne(const Expr &arg, const std::string &rvar, const std::set<std::string> &rvars) {
+  if (const auto *v = arg.as<Variable>())
+    return v->name == rvar;
+  if (const auto *a = arg.as<Add>())
+    return (oneToOne(a->a, rvar, rvars) && !mentionsAny(a->b, rvars)) ||
+           (oneToOne(a->b, rvar, rvars) && !mentionsAny(a->a, rvars));
+  if (const auto *s = arg.as<Sub>())
+    return oneToOne(s->a, rvar, rvars) && !mentionsAny(s->b, rvars);
+  return false;
+}
+
+// The RVars a loop of the stage iterates over: itself, or those it was split or fused from.
+std::set<std::string> sourceRVars(const std::string &loop, const StageSchedule &schedule,
+                                  const std::set<std::string> &rvars) {
+  std::set<std::string> names = {loop};
+  // Splits are recorded in order; walking them backwards maps each derived loop to its sources.
+  for (auto it = schedule.splits.rbegin(); it != schedule.splits.rend(); ++it) {
+    if (it->kind == Split::SplitVar) {
+      if (names.count(it->outer) || names.count(it->inner)) {
+        names.erase(it->outer);
+        names.erase(it->inner);
+        names.insert(it->old_var);
+      }
+    } else if (names.count(it->old_var)) {
+      names.erase(it->old_var);
+      names.insert(it->inner);
+      names.insert(it->outer);
+    }
+  }
+  std::set<std::string> result;
+  for (const std::string &n : names)
+    if (rvars.count(n))
+      result.insert(n);
+  return result;
+}
+
+struct Update {
+  const std::string &func;
+  const Definition &definition;
+  std::set<std::string> rvars;
+  std::vector<std::vector<Expr>> selfCalls; // in the value and in the arguments
+
+  Update(const std::string &f, const Definition &d) : func(f), definition(d) {
+    for (const ReductionVariable &rv : d.rdom->domain)
+      rvars.insert(rv.var);
+    collectSelfCalls(d.value, f, selfCalls);
+    for (const Expr &arg : d.args)
+      collectSelfCalls(arg, f, selfCalls);
+  }
+
+  // Iterations with distinct values of `rvar` touch distinct points: some argument is one-to-one
+  // in it, and every read of the Func has that same argument.
+  bool slicedBy(const std::string &rvar) const {
+    for (size_t j = 0; j < definition.args.size(); ++j) {
+      if (!oneToOne(definition.args[j], rvar, rvars))
+        continue;
+      bool sameSlice = true;
+      for (const std::vector<Expr> &call : selfCalls)
+        sameSlice = sameSlice && call.size() == definition.args.size() && equal(call[j], definition.args[j]);
+      if (sameSlice)
+        return true;
+    }
+    return false;
+  }
+
+  bool slicedByAll(const std::set<std::string> &sources) const {
+    for (const std::string &rvar : sources)
+      if (!slicedBy(rvar))
+        return false;
+    return !sources.empty();
+  }
+
+  bool isSelfAtLhs(const Expr &e) const {
+    const auto *call = e.as<Call>();
+    if (!call || call->call_type != Call::Halide || call->name != func || call->args.size() != definition.args.size())
+      return false;
+    for (size_t i = 0; i < call->args.size(); ++i)
+      if (!equal(call->args[i], definition.args[i]))
+        return false;
+    return true;
+  }
+
+  // Whether the order of the iterations cannot change the result: f(L) = f(L) op e with a
+  // commutative and associative op (or -, whose terms commute), e not reading f; or a value that
+  // reads neither f nor the RVars.
+  bool orderIndependent() const {
+    const Expr &v = definition.value;
+    if (selfCalls.empty())
+      return !mentionsAny(v, rvars);
+    if (selfCalls.size() != 1)
+      return false;
+    auto selfAndOther = [&](const Expr &a, const Expr &b, bool commutes) {
+      return isSelfAtLhs(a) || (commutes && isSelfAtLhs(b));
+    };
+    if (const auto *op = v.as<Add>())
+      return selfAndOther(op->a, op->b, true);
+    if (const auto *op = v.as<Mul>())
+      return selfAndOther(op->a, op->b, true);
+    if (const auto *op = v.as<Min>())
+      return selfAndOther(op->a, op->b, true);
+    if (const auto *op = v.as<Max>())
+      return selfAndOther(op->a, op->b, true);
+    if (const auto *op = v.as<Sub>())
+      return selfAndOther(op->a, op->b, false);
+    return false;
+  }
+};
+
+std::string stageName(const std::string &func, int k) { return func + ".s" + std::to_string(k); }
+
+void checkParallelLoops(const Update &u, int k) {
+  if (u.definition.atomic)
+    return;
+  for (const Dim &dim : u.definition.schedule.dims) {
+    if (!dim.is_rvar || dim.for_type == ForType::Serial || dim.for_type == ForType::Unrolled)
+      continue;
+    for (const std::string &rvar : sourceRVars(dim.var, u.definition.schedule, u.rvars))
+      if (!u.slicedBy(rvar))
+        throw CompileError("update " + stageName(u.func, k) + " runs its RVar loop " + dim.var + " as a " +
+                           to_string(dim.for_type) + " loop, but its iterations may touch the same point of " +
+                           u.func + " (no argument is a one-to-one function of " + rvar +
+                           " that every read of " + u.func + " shares): a race. Make the update atomic() or keep "
+                           "the loop serial");
+  }
+}
+
+void checkReorderedLoops(const Update &u, int k) {
+  const StageSchedule &schedule = u.definition.schedule;
+  if (schedule.reordered_rvars.empty() || u.orderIndependent())
+    return;
+  for (const auto &[a, b] : schedule.reordered_rvars) {
+    if (u.slicedByAll(sourceRVars(a, schedule, u.rvars)) || u.slicedByAll(sourceRVars(b, schedule, u.rvars)))
+      continue;
+    throw CompileError("update " + stageName(u.func, k) + " reorders its RVar loops " + a + " and " + b +
+                       ", which changes the order of its iterations and may change its result. Only an update "
+                       "of the form " + u.func + "(...) = " + u.func + "(...) op e with op one of + - * min max, "
+                       "or one whose reordered iterations touch distinct points, may reorder its RVars");
+  }
+}
+
+} // namespace
+
+void check_update_loops(const Environment &env) {
+  for (const auto &[name, f] : env)
+    for (int k = 1; k < f->num_stages(); ++k) {
+      const Definition &d = f->stage(k);
+      if (!d.rdom)
+        continue;
+      Update u(name, d);
+      checkParallelLoops(u, k);
+      checkReorderedLoops(u, k);
+    }
+}
+
+} // namespace ptxjit::lower
