@@ -196,15 +196,30 @@ private:
     }
   }
 
+  // Integer modulus is Euclidean: a % b lies in [0, |b| - 1], and is 0 when b is 0.
   void visit(const Mod *op) override {
-    Interval b = of(op->b);
+    const Type t = op->type.element_of();
+    Interval a = of(op->a), b = of(op->b);
     auto c = equal_const(b) ? as_const_int(b.min) : std::nullopt;
-    if (c && *c != 0 && !op->type.is_float()) {
-      int64_t m = *c < 0 ? -*c : *c;
-      Result = {make_zero(op->type.element_of()), make_const(op->type.element_of(), m - 1)};
-    } else {
+    if (op->type.is_float()) {
       Result = Interval::everything();
+      return;
     }
+    if (c) {
+      int64_t m = *c < 0 ? -*c : *c;
+      Result = {make_zero(t), make_const(t, std::max<int64_t>(m - 1, 0))};
+    } else if (b.is_bounded() && !wraps(op->type)) {
+      // |b| is at most max(b.max, -b.min).
+      Expr largest = Max::make(b.max, Sub::make(make_zero(t), b.min));
+      Result = {make_zero(t), simplify(Max::make(Sub::make(largest, make_one(t)), make_zero(t)))};
+    } else {
+      typeBounds(op->type);
+      if (!Result.is_bounded())
+        Result = {make_zero(t), Expr()};
+    }
+    // With a >= 0 as well, a % b is at most a.
+    if (auto aMin = as_const_int(a.min); aMin && *aMin >= 0 && a.max.defined())
+      Result.max = Result.max.defined() ? minOf(Result.max, a.max) : a.max;
   }
 
   void visit(const Min *op) override {

@@ -471,6 +471,21 @@ TEST_CASE("Vectorize and unroll by a factor apply to RVars and nest", "[cpu][pip
   check_against(Pipeline(n).realize<int>({17}), [](const std::vector<int> &c) { return 5 * c[0]; });
 }
 
+TEST_CASE("An input read at a coordinate modulo its size is bounded by the size", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(16), 2, "in");
+  Buffer<int16_t> input(7, 5);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func tiled("tiled");
+  tiled(x, y) = cast<int>(in(x % in.width(), (y - 3) % in.height())) * 2;
+  tiled.split(x, xo, xi, 8).vectorize(xi).parallel(y);
+  Buffer<int> out = Pipeline(tiled).realize<int>({30, 12});
+  check_against(out, [&](const std::vector<int> &c) { return input(c[0] % 7, ((c[1] - 3) % 5 + 5) % 5) * 2; });
+}
+
 TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]") {
   // PTXJIT_STRESS_ITERATIONS=200 makes it the long run (under the tsan preset, say).
   const char *iterations = std::getenv("PTXJIT_STRESS_ITERATIONS");

@@ -168,6 +168,15 @@ TEST_CASE("Interval arithmetic bounds expressions", "[unit][ir]") {
   CHECK_FALSE(bounds_of_expr_in_scope(Load::make(Int(32), "in", v("x")), scope).is_bounded());
   Interval symbolic = bounds_of_expr_in_scope(v("x") + v("n"), scope);
   CHECK(to_string(simplify(symbolic.max)) == "(n + 9)");
+  // Euclidean modulus by a symbolic or unbounded divisor: [0, |w| - 1], and 0 when w is 0.
+  Scope wide{{"i", {v("lo"), v("hi")}}};
+  Interval byWidth = bounds_of_expr_in_scope(v("i") % v("w"), wide);
+  REQUIRE(byWidth.is_bounded());
+  CHECK(is_const_zero(byWidth.min));
+  CHECK(to_string(byWidth.max) == "max((max(w, (0 - w)) - 1), 0)");
+  CHECK(bounds(v("x") % 0) == std::make_pair(std::optional<int64_t>(0), std::optional<int64_t>(0)));
+  CHECK(bounds(v("y") % v("n")).first == std::optional<int64_t>(0));
+  CHECK(bounds(v("x") % Load::make(Int(32), "in", v("x"))) == std::make_pair(std::optional<int64_t>(0), std::optional<int64_t>(9)));
 }
 
 TEST_CASE("Constant upper bounds see through clipped tiles", "[unit][ir]") {
