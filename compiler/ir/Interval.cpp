@@ -16,7 +16,7 @@ Expr maxOf(const Expr &a, const Expr &b) { return a.defined() && b.defined() ? s
 
 class Bounds : public IRVisitor {
 public:
-  explicit Bounds(const Scope &scope) : TheScope(scope) {}
+  Bounds(const Scope &scope, CallBounds *calls) : TheScope(scope), Calls(calls) {}
   Interval Result;
 
   Interval of(const Expr &e) {
@@ -26,6 +26,7 @@ public:
 
 private:
   const Scope &TheScope;
+  CallBounds *Calls;
   std::map<std::string, Interval> Lets;
 
   // Values of narrow integer types are bounded by the type even when nothing else is known.
@@ -252,7 +253,14 @@ private:
   }
 
   void visit(const Load *op) override { typeBounds(op->type); }
-  void visit(const Call *op) override { typeBounds(op->type); }
+  void visit(const Call *op) override {
+    if (Calls && op->call_type == Call::Halide) {
+      Result = Calls->of(op);
+      if (Result.is_bounded())
+        return;
+    }
+    typeBounds(op->type);
+  }
 
   void visit(const Ramp *op) override {
     Interval base = of(op->base);
@@ -279,6 +287,8 @@ private:
 
 Interval interval_union(const Interval &a, const Interval &b) { return {minOf(a.min, b.min), maxOf(a.max, b.max)}; }
 
-Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope) { return Bounds(scope).of(e); }
+Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope, CallBounds *calls) {
+  return Bounds(scope, calls).of(e);
+}
 
 } // namespace ptxjit::ir

@@ -23,9 +23,18 @@ Interval interval_union(const Interval &a, const Interval &b);
 
 using Scope = std::map<std::string, Interval>;
 
+/// What the values returned by calls to Funcs lie in (lower/FuncValueBounds.h knows them).
+class CallBounds {
+public:
+  virtual ~CallBounds() = default;
+  /// The interval of the values `call` (a Call to a Func) returns; everything() when unknown.
+  virtual Interval of(const Call *call) = 0;
+};
+
 /// Bounds of `e` with each variable named in `scope` ranging over its interval; other variables
-/// are treated as fixed values.
-Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope);
+/// are treated as fixed values. Calls to Funcs are bounded by `calls` where given, else by their
+/// type.
+Interval bounds_of_expr_in_scope(const Expr &e, const Scope &scope, CallBounds *calls = nullptr);
 
 } // namespace ptxjit::ir
 

@@ -65,7 +65,7 @@ std::vector<std::shared_ptr<ParameterContents>> find_images(const Stmt &s) {
 }
 
 Stmt add_image_checks(const Stmt &s, const std::string &output, int outputDimensions,
-                      const std::vector<std::shared_ptr<ParameterContents>> &images) {
+                      const std::vector<std::shared_ptr<ParameterContents>> &images, CallBounds &funcValues) {
   std::vector<Stmt> checks;
   auto denseCheck = [&](const std::string &name, const char *kind) {
     checks.push_back(AssertStmt::make(EQ::make(var(buffer_field_name(name, "stride", 0)), make_one(Int(32))),
@@ -103,7 +103,7 @@ Stmt add_image_checks(const Stmt &s, const std::string &output, int outputDimens
       denseCheck(image->name, "input");
       spanCheck(image->name, image->dimensions, "input");
     }
-    Box box = box_touched(*body, {image->name, true, false});
+    Box box = box_touched(*body, {image->name, true, false, &funcValues});
     for (size_t i = 0; i < box.size(); ++i) {
       if (!box[i].is_bounded())
         throw CompileError("cannot infer the region of input " + image->name + " read in dimension " +

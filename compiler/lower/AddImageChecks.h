@@ -6,6 +6,7 @@
 // region needed and the region given).
 
 #include "ir/IR.h"
+#include "ir/Interval.h"
 
 #include <memory>
 #include <vector>
@@ -16,9 +17,10 @@ struct ParameterContents;
 
 namespace ptxjit::lower {
 
-/// `s` is the statement before storage flattening (it still has the Calls to images).
+/// `s` is the statement before storage flattening (it still has the Calls to images and Funcs);
+/// coordinates that are Func values are bounded by `funcValues`.
 ir::Stmt add_image_checks(const ir::Stmt &s, const std::string &output, int outputDimensions,
-                          const std::vector<std::shared_ptr<ParameterContents>> &images);
+                          const std::vector<std::shared_ptr<ParameterContents>> &images, ir::CallBounds &funcValues);
 
 /// The images a statement reads or whose bounds it uses, in first-use order.
 std::vector<std::shared_ptr<ParameterContents>> find_images(const ir::Stmt &s);

@@ -36,7 +36,7 @@ bool isPureArg(const Definition &d, const FunctionContents &f, size_t i) {
 // earlier stage also covers what the later ones read of f (a scan reads f(r - 1)) and write
 // (f(r) = ... with r outside the consumers' region). Pure dimensions of a stage loop over its
 // region; the others are written at their RDom's points.
-std::vector<Box> stageRegions(const FunctionContents &f, const Box &last) {
+std::vector<Box> stageRegions(const FunctionContents &f, const Box &last, CallBounds &funcValues) {
   std::vector<Box> regions(f.num_stages());
   regions.back() = last;
   for (int k = f.num_stages() - 1; k >= 1; --k) {
@@ -52,7 +52,7 @@ std::vector<Box> stageRegions(const FunctionContents &f, const Box &last) {
     for (size_t i = 0; i < d.args.size(); ++i) {
       if (isPureArg(d, f, i))
         continue;
-      Interval b = bounds_of_expr_in_scope(d.args[i], scope);
+      Interval b = bounds_of_expr_in_scope(d.args[i], scope, &funcValues);
       if (!b.is_bounded())
         throw CompileError("cannot infer the region of Func " + f.name + " written by update " + stage +
                            ": argument " + std::to_string(i) + " (" + to_string(d.args[i]) +
@@ -62,7 +62,7 @@ std::vector<Box> stageRegions(const FunctionContents &f, const Box &last) {
     std::vector<Expr> parts = d.args;
     parts.push_back(d.value);
     for (const Expr &e : parts) {
-      Box reads = box_touched(e, {f.name, true, false}, scope);
+      Box reads = box_touched(e, {f.name, true, false, &funcValues}, scope);
       for (size_t i = 0; i < reads.size() && i < touched.size(); ++i) {
         if (!reads[i].is_bounded())
           throw CompileError("cannot infer the region of Func " + f.name + " read by its update " + stage +
@@ -77,15 +77,16 @@ std::vector<Box> stageRegions(const FunctionContents &f, const Box &last) {
 
 } // namespace
 
-Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume, const Stmt &consumer) {
-  const Box required = box_touched(consumer, {f.name, true, false});
+Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume, const Stmt &consumer,
+                           CallBounds &funcValues) {
+  const Box required = box_touched(consumer, {f.name, true, false, &funcValues});
   if (required.size() != f.args.size())
     throw CompileError("Func " + f.name + " is not used where it is computed");
   Box last = required;
   for (size_t i = 0; i < f.args.size(); ++i)
     if (const FunctionBound *b = findBound(f, f.args[i]))
       last[i] = {b->min, simplify(b->min + b->extent - 1)};
-  std::vector<Box> regions = stageRegions(f, last);
+  std::vector<Box> regions = stageRegions(f, last, funcValues);
 
   std::vector<std::pair<std::string, Expr>> lets;
   std::vector<Stmt> checks;
@@ -119,8 +120,8 @@ Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume
   return body;
 }
 
-Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body) {
-  Box touched = box_touched(body, {f.name, true, true});
+Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body, CallBounds &funcValues) {
+  Box touched = box_touched(body, {f.name, true, true, &funcValues});
   if (touched.size() != f.args.size())
     throw CompileError("Func " + f.name + " is not used where it is stored");
   Region bounds;
@@ -143,7 +144,8 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body) {
   return result;
 }
 
-Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const std::vector<Stmt> &scheduleChecks) {
+Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const std::vector<Stmt> &scheduleChecks,
+                          CallBounds &funcValues) {
   std::vector<std::pair<std::string, Expr>> lets;
   Box region;
   for (size_t i = 0; i < output.args.size(); ++i) {
@@ -158,7 +160,7 @@ Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const s
   std::vector<Stmt> checks = scheduleChecks;
   // Every stage of the output computes its buffer's region; what its updates read or write of it
   // must lie inside.
-  Box touched = stageRegions(output, region)[0];
+  Box touched = stageRegions(output, region, funcValues)[0];
   for (size_t i = 0; i < output.args.size(); ++i) {
     const Interval &r = region[i];
     if (!equal(touched[i].min, r.min) || !equal(touched[i].max, r.max))

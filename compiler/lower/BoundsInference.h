@@ -5,20 +5,23 @@
 // consumers read, what its own updates write, and its bound() directives; its storage
 // (f.min.<i>, f.extent.<i>) covers every point read or written where it is stored.
 
+#include "ir/Interval.h"
 #include "lang/Function.h"
 
 namespace ptxjit::lower {
 
 /// Wraps `produceConsume` (placed where `consumer` was) in the lets defining f's computed region.
-ir::Stmt define_compute_bounds(const FunctionContents &f, const ir::Stmt &produceConsume, const ir::Stmt &consumer);
+/// Coordinates that are Func values are bounded by `funcValues` here and below.
+ir::Stmt define_compute_bounds(const FunctionContents &f, const ir::Stmt &produceConsume, const ir::Stmt &consumer,
+                               ir::CallBounds &funcValues);
 
 /// Wraps `body` in f's Realize, sized to what `body` touches.
-ir::Stmt realize_with_bounds(const FunctionContents &f, const ir::Stmt &body);
+ir::Stmt realize_with_bounds(const FunctionContents &f, const ir::Stmt &body, ir::CallBounds &funcValues);
 
 /// Defines the output's region from its buffer and checks that its updates stay inside it, after
 /// `scheduleChecks` (stated over that region).
 ir::Stmt define_output_bounds(const FunctionContents &output, const ir::Stmt &s,
-                              const std::vector<ir::Stmt> &scheduleChecks);
+                              const std::vector<ir::Stmt> &scheduleChecks, ir::CallBounds &funcValues);
 
 } // namespace ptxjit::lower
 

@@ -32,7 +32,7 @@ private:
     if (first)
       Result.resize(args.size());
     for (size_t i = 0; i < args.size() && i < Result.size(); ++i) {
-      Interval b = bounds_of_expr_in_scope(args[i], TheScope);
+      Interval b = bounds_of_expr_in_scope(args[i], TheScope, Query.call_bounds);
       Result[i] = first ? b : interval_union(Result[i], b);
     }
   }
@@ -73,9 +73,9 @@ private:
     // extent (y.max - y.min) + 1 whose ends are both g.y - 2 is 1, not the width of g.y's range).
     // The second is taken where it is a constant; combining symbolic bounds would grow them at
     // every let.
-    Interval direct = bounds_of_expr_in_scope(op->value, TheScope);
+    Interval direct = bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds);
     const bool exact = as_const_int(direct.min) && as_const_int(direct.max);
-    Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify(value), TheScope);
+    Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify(value), TheScope, Query.call_bounds);
     auto tighter = [](const Expr &a, const Expr &b, bool isMin) {
       auto cb = as_const_int(b);
       if (!cb)
@@ -94,7 +94,7 @@ private:
 
   void visit(const Let *op) override {
     op->value.accept(this);
-    bind(op->name, bounds_of_expr_in_scope(op->value, TheScope), op->body);
+    bind(op->name, bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds), op->body);
   }
 
   void visit(const For *op) override {
@@ -102,7 +102,7 @@ private:
     op->extent.accept(this);
     Expr first = simplify(substitute(LetValues, op->min));
     Expr last = simplify(substitute(LetValues, Sub::make(Add::make(op->min, op->extent), IntImm::make(op->min.type(), 1))));
-    Interval range{bounds_of_expr_in_scope(first, TheScope).min, bounds_of_expr_in_scope(last, TheScope).max};
+    Interval range{bounds_of_expr_in_scope(first, TheScope, Query.call_bounds).min, bounds_of_expr_in_scope(last, TheScope, Query.call_bounds).max};
     // The loop variable shadows any let of the same name inside the loop.
     auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
     LetValues.erase(op->name);
@@ -114,7 +114,7 @@ private:
   // A guard's limit is usually a let such as x.loop_max = x.loop_min + x.loop_extent - 1; its
   // value, simplified, is tighter than the sum of its parts' intervals.
   Interval limitBounds(const Expr &limit, const Scope &scope) {
-    return bounds_of_expr_in_scope(simplify(substitute(LetValues, limit)), scope);
+    return bounds_of_expr_in_scope(simplify(substitute(LetValues, limit)), scope, Query.call_bounds);
   }
 
   // Narrows variables tested by `condition` (conjunctions of var <= e, var < e, var >= e, var > e).

@@ -18,6 +18,7 @@ struct BoxQuery {
   std::string name;
   bool calls = true;    ///< reads: Calls to `name` (Funcs and images)
   bool provides = true; ///< writes: Provides to `name`
+  ir::CallBounds *call_bounds = nullptr; ///< bounds of Func values used as coordinates
 };
 
 /// The union of the touched points; empty when `name` is not touched at all.

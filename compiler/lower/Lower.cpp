@@ -3,6 +3,7 @@
 #include "AddImageChecks.h"
 #include "CheckGPUSchedules.h"
 #include "CheckUpdateLoops.h"
+#include "FuncValueBounds.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
 #include "StorageFlattening.h"
@@ -59,9 +60,10 @@ LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Tar
   Environment env = find_environment(output);
   std::vector<std::string> order = realization_order(output, env);
   check_update_loops(env);
+  FuncValueBounds funcValues;
 
   Stmt s = runPass("schedule functions and bounds inference", debug,
-                   [&] { return schedule_functions(output, env, order); });
+                   [&] { return schedule_functions(output, env, order, funcValues); });
   check_gpu_schedules(s, target);
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
   for (const auto &image : images)
@@ -69,7 +71,7 @@ LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Tar
       throw CompileError("the input " + image->name + " and the output Func have the same name");
   const bool checks = !target.has_feature(Target::Feature::NoAsserts);
   s = runPass("add image checks", debug, [&] {
-    return checks ? add_image_checks(s, output->name, static_cast<int>(output->args.size()), images) : s;
+    return checks ? add_image_checks(s, output->name, static_cast<int>(output->args.size()), images, funcValues) : s;
   });
   s = runPass("simplify", debug, [&] { return simplify(s); });
   s = runPass("storage flattening", debug, [&] { return storage_flattening(s); });

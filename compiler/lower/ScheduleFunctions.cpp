@@ -302,7 +302,7 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
 }
 
 Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
-                        const std::vector<std::string> &order) {
+                        const std::vector<std::string> &order, CallBounds &funcValues) {
   if (output->computed_at().kind == LoopLevel::At || output->stored_at().kind == LoopLevel::At)
     throw CompileError("Func " + output->name + " is the pipeline's output and cannot be computed or stored at "
                        "another Func's loop");
@@ -337,9 +337,9 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
         stageNests.push_back(build_stage_loop_nest(f, s, nullptr));
       Stmt produce = ProducerConsumer::make(f.name, true, Block::make(stageNests));
       Stmt consume = ProducerConsumer::make(f.name, false, consumer);
-      return define_compute_bounds(f, Block::make(produce, consume), consumer);
+      return define_compute_bounds(f, Block::make(produce, consume), consumer, funcValues);
     });
-    result = injectAt(result, store, f.name, "stored", [&](const Stmt &body) { return realize_with_bounds(f, body); });
+    result = injectAt(result, store, f.name, "stored", [&](const Stmt &body) { return realize_with_bounds(f, body, funcValues); });
 
     UsesOutsideRealization outside(f.name);
     result.accept(&outside);
@@ -350,7 +350,7 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
       throw CompileError("Func " + f.name + " is computed at " + describe(compute) + " and stored at " +
                          describe(store) + ", but it is also used outside that loop; compute it further out");
   }
-  return define_output_bounds(*output, result, outputChecks);
+  return define_output_bounds(*output, result, outputChecks, funcValues);
 }
 
 } // namespace ptxjit::lower

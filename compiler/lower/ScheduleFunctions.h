@@ -8,13 +8,14 @@
 
 #include "RealizationOrder.h"
 #include "ir/IR.h"
+#include "ir/Interval.h"
 
 #include <vector>
 
 namespace ptxjit::lower {
 
 ir::Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
-                            const std::vector<std::string> &order);
+                            const std::vector<std::string> &order, ir::CallBounds &funcValues);
 
 /// The loop nest of one stage, over the symbolic region f.s<k>.<var>.min/max. For the output,
 /// `outputChecks` receives the checks that its region is large enough for its shifted tails.

@@ -486,6 +486,53 @@ TEST_CASE("An input read at a coordinate modulo its size is bounded by the size"
   check_against(out, [&](const std::vector<int> &c) { return input(c[0] % 7, ((c[1] - 3) % 5 + 5) % 5) * 2; });
 }
 
+TEST_CASE("Coordinates that are values of a Func are bounded by what the Func computes", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Buffer<int> input(300);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x");
+  RDom r(0, 300, "r");
+  SECTION("a histogram of a Func's values, and an input read at them") {
+    Func bucket("bucket"), hist("hist"), gather("gather");
+    bucket(x) = in(x) % 7;                 // [0, 6]
+    bucket(r) = select(r % 50 == 0, 9, bucket(r)); // the update widens it to [0, 9]
+    bucket.compute_root();
+    hist(x) = 0;
+    hist(bucket(r)) += 1;
+    Buffer<int> counts = Pipeline(hist).realize<int>({10});
+    std::vector<int> expected(10, 0);
+    for (int i = 0; i < 300; ++i)
+      ++expected[i % 50 == 0 ? 9 : ((input(i) % 7) + 7) % 7];
+    check_against(counts, [&](const std::vector<int> &c) { return expected[c[0]]; });
+
+    Func index("index");
+    index(x) = (x * 37) % 300;
+    index.compute_root();
+    gather(x) = in(index(x)) + 1;
+    Buffer<int> gathered = Pipeline(gather).realize<int>({500});
+    check_against(gathered, [&](const std::vector<int> &c) { return input((c[0] * 37) % 300) + 1; });
+  }
+  SECTION("values that are not bounded are still refused, naming the coordinate") {
+    Func raw("raw"), hist("hist");
+    raw(x) = in(x);
+    raw.compute_root();
+    hist(x) = 0;
+    hist(raw(r)) += 1;
+    REQUIRE_THROWS_WITH(Pipeline(hist).compile_jit(Target("host")),
+                        Catch::Contains("hist.s1") && Catch::Contains("raw(r") && Catch::Contains("unbounded"));
+    Func counter("counter"), hist2("hist2");
+    counter(x) = x % 4;
+    counter(x) = counter(x) + 1; // reads itself: only its type bounds it
+    counter.compute_root();
+    hist2(x) = 0;
+    hist2(counter(r)) += 1;
+    REQUIRE_THROWS_WITH(Pipeline(hist2).compile_jit(Target("host")), Catch::Contains("unbounded"));
+  }
+}
+
 TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]") {
   // PTXJIT_STRESS_ITERATIONS=200 makes it the long run (under the tsan preset, say).
   const char *iterations = std::getenv("PTXJIT_STRESS_ITERATIONS");
