@@ -7,6 +7,10 @@ if(NOT LLVM_FOUND OR NOT LLVM_VERSION_MAJOR EQUAL 19)
                       "(or run scripts/test.sh, which installs what is missing).")
 endif()
 message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+# The LLVM libraries each part links, statically (the GPU machine and users' machines may have no LLVM).
+llvm_map_components_to_libnames(PTXJIT_COMPILER_LLVM_LIBS core passes native bitreader linker ipo
+  nvptxcodegen nvptxdesc nvptxinfo)
+llvm_map_components_to_libnames(PTXJIT_JIT_LLVM_LIBS orcjit native)
 
 find_package(CUDAToolkit QUIET)
 if(NOT CUDAToolkit_FOUND)

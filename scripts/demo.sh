@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 ptxjit_setup
 cmake --preset release >/dev/null
-cmake --build --preset release --target demo
+cmake --build --preset release --target ptxjit_demo
 exec build/release/apps/demo/demo "$@"

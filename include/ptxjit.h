@@ -1,12 +1,12 @@
 #ifndef PTXJIT_H
 #define PTXJIT_H
 
-// Everything a ptxjit user needs.
+// Everything a ptxjit user needs. DLPack interop is opt-in: include "ptxjit/DLPack.h" (it needs
+// DLPack's header, Debian's libdlpack-dev).
 
 #include "ptxjit/BoundaryConditions.h"
 #include "ptxjit/Buffer.h"
 #include "ptxjit/DeviceBuffers.h"
-#include "ptxjit/DLPack.h"
 #include "ptxjit/Error.h"
 #include "ptxjit/Expr.h"
 #include "ptxjit/Func.h"
@@ -18,5 +18,6 @@
 #include "ptxjit/Target.h"
 #include "ptxjit/Type.h"
 #include "ptxjit/Var.h"
+#include "ptxjit/Version.h"
 
 #endif

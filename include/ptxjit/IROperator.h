@@ -9,6 +9,7 @@
 
 #include "ptxjit/Expr.h"
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 Expr operator+(Expr a, Expr b);
@@ -49,5 +50,7 @@ Expr ceil(Expr x);
 Expr round(Expr x);
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 /// A pipeline that failed while running: bad buffers, failed checks, out of memory, a driver
@@ -14,5 +15,7 @@ public:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -9,6 +9,7 @@
 
 #include <dlpack/dlpack.h>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 /// Views `tensor`, which its owner keeps alive: CPU tensors as host buffers, CUDA tensors as
@@ -25,5 +26,7 @@ RawBuffer buffer_from_dlpack(const DLTensor &tensor, std::shared_ptr<void> owner
 DLManagedTensor *buffer_to_dlpack(const RawBuffer &buffer, int cudaDevice = 0);
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <utility>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 namespace ir {
@@ -107,5 +108,7 @@ public:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

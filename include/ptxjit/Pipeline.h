@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 struct PipelineContents;
@@ -51,5 +52,7 @@ private:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

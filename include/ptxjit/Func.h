@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 struct FunctionContents;
@@ -189,5 +190,7 @@ private:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -1,6 +1,7 @@
 #ifndef PTXJIT_MEMORYTYPE_H
 #define PTXJIT_MEMORYTYPE_H
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 /// Where a Func's storage lives (Func::store_in).
@@ -13,5 +14,7 @@ enum class MemoryType : unsigned char {
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

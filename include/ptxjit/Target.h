@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 /// A malformed target string. `token()` and `position()` locate the offending part.
@@ -103,5 +104,7 @@ Target get_host_target();
 Target get_jit_target_from_environment();
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 class CompileError : public std::runtime_error {
@@ -23,5 +24,7 @@ public:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

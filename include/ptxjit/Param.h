@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 struct ParameterContents;
@@ -72,5 +73,7 @@ private:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 class Var {
@@ -22,5 +23,7 @@ private:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -9,6 +9,7 @@
 #include "ptxjit/Buffer.h"
 #include "ptxjit/JIT.h"
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 /// Gives `buffer` device memory of its own if it has no device copy yet, and copies the host data
@@ -27,5 +28,7 @@ void device_sync(JITUserContext *context = nullptr);
 void device_free(RawBuffer &buffer, JITUserContext *context = nullptr);
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 struct Type {
@@ -63,5 +64,7 @@ template <typename T> constexpr Type type_of() {
 }
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

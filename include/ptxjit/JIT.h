@@ -9,12 +9,22 @@
 
 #include "ptxjit/Target.h"
 
-#include <cuda.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+// The CUDA driver's handle types, declared exactly as cuda.h declares them (a repeated identical
+// typedef is valid C++), so that the public headers need no CUDA SDK.
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+#if defined(_WIN64) || defined(__LP64__)
+typedef unsigned long long CUdeviceptr_v2;
+#else
+typedef unsigned int CUdeviceptr_v2;
+#endif
+typedef CUdeviceptr_v2 CUdeviceptr;
+
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 struct JITUserContext;
@@ -83,5 +93,7 @@ void set_device_memory_release_threshold(int device, uint64_t bytes);
 bool host_supports_target_device(const Target &target, std::string *why = nullptr);
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 struct ReductionDomainContents;
@@ -58,5 +59,7 @@ private:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#pragma GCC visibility push(default)
 namespace ptxjit {
 
 /// An untyped buffer; Buffer<T> adds typed element access.
@@ -237,5 +238,7 @@ public:
 };
 
 } // namespace ptxjit
+
+#pragma GCC visibility pop
 
 #endif

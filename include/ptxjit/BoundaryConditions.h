@@ -6,6 +6,7 @@
 #include "ptxjit/Func.h"
 #include "ptxjit/Param.h"
 
+#pragma GCC visibility push(default)
 namespace ptxjit::BoundaryConditions {
 
 /// Points outside take the value of the nearest edge point.
@@ -16,5 +17,7 @@ Func constant_exterior(const ImageParam &image, Expr value);
 Func mirror_image(const ImageParam &image);
 
 } // namespace ptxjit::BoundaryConditions
+
+#pragma GCC visibility pop
 
 #endif

@@ -1,0 +1,7 @@
+#include "ptxjit/Version.h"
+
+namespace ptxjit {
+
+const char *version() { return PTXJIT_VERSION_STRING; }
+
+} // namespace ptxjit
