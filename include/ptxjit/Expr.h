@@ -10,12 +10,15 @@
 #include <atomic>
 #include <utility>
 
+namespace ptxjit::ir {
+class IRVisitor;
+class IRMutator;
+} // namespace ptxjit::ir
+
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
 namespace ir {
-class IRVisitor;
-class IRMutator;
 
 enum class IRNodeType : uint8_t {
   // Expressions

@@ -13,10 +13,13 @@
 #include <string>
 #include <vector>
 
+namespace ptxjit {
+struct FunctionContents;
+} // namespace ptxjit
+
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
-struct FunctionContents;
 class Func;
 
 /// What a split does when the factor does not divide the extent.

@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+namespace ptxjit {
+struct ParameterContents;
+} // namespace ptxjit
+
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
-struct ParameterContents;
 
 namespace detail {
 std::shared_ptr<ParameterContents> make_scalar_parameter(Type type, const std::string &name);

@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+namespace ptxjit {
+struct PipelineContents;
+} // namespace ptxjit
+
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
-struct PipelineContents;
 
 class Pipeline {
 public:

@@ -11,10 +11,13 @@
 #include <utility>
 #include <vector>
 
+namespace ptxjit {
+struct ReductionDomainContents;
+} // namespace ptxjit
+
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
-struct ReductionDomainContents;
 
 /// A dimension of an RDom, or (default-constructed or named) a loop that a schedule makes by
 /// splitting or fusing RVars, as in `g.update().split(r, ro, ri, 4)`.
