@@ -1,5 +1,6 @@
 #include "GpuBenchmarks.h"
 
+#include "Json.h"
 #include "Peers.h"
 
 #include "cuda/CudaDriver.h"
@@ -34,12 +35,6 @@ int runtime_free(CUstream stream, CUdeviceptr p) { return cu::pool_free(cu::Pool
     if (r_ != CUDA_SUCCESS)                                                                        \
       throw RuntimeError(std::string(#call) + " failed: " + cu::describe(r_));                     \
   } while (0)
-
-std::string num(double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4f", v);
-  return text;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -108,7 +103,7 @@ Buffer<float> randomImage(const std::vector<int> &sizes, DeviceBuffer &device, C
 std::string gpu_benchmarks(bool quick) {
   std::string why;
   if (!host_supports_target_device(Target("host-cuda"), &why))
-    return "{\"skipped\": \"" + why + "\"}";
+    return "{\"skipped\": " + json_string(why) + "}";
   const cu::DriverApi &api = cu::driver();
   CUdevice device;
   CHECK_CU(cuDeviceGet(&device, 0));
@@ -119,7 +114,7 @@ std::string gpu_benchmarks(bool quick) {
   CHECK_CU(cuCtxPushCurrent(uc.Context));
   CHECK_CU(cuStreamCreate(&uc.Stream, CU_STREAM_NON_BLOCKING));
   std::vector<std::string> fields;
-  fields.push_back("\"device\": \"" + std::string(name) + "\"");
+  fields.push_back("\"device\": " + json_string(name));
   const int reps = quick ? 5 : 20;
 
   // Baseline: device-to-device copy, bytes read plus written.
@@ -131,7 +126,7 @@ std::string gpu_benchmarks(bool quick) {
       CHECK_CU(cuMemcpyDtoDAsync(b.Pointer, a.Pointer, copyBytes, uc.Stream));
     });
     copyTBs = 2.0 * copyBytes / (ms * 1e-3) / 1e12;
-    fields.push_back("\"copy_d2d_tb_per_s\": " + num(copyTBs));
+    fields.push_back("\"copy_d2d_tb_per_s\": " + json_number(copyTBs));
   }
 
   // Blur 8192x8192 float, gpu_tile 32x8: blur_x inline, or in shared memory per block; with the
@@ -184,10 +179,10 @@ std::string gpu_benchmarks(bool quick) {
     double tbs = (double(w + 2) * (h + 2) + double(w) * h) * 4 / (ms * 1e-3) / 1e12;
     blurTBs[shifted][shared] = tbs;
     std::string name = std::string("blur_8192_") + (shared ? "shared" : "inline") + (shifted ? "_shift_inward" : "");
-    fields.push_back("\"" + name + "\": {\"ms\": " + num(ms) + ", \"tb_per_s\": " + num(tbs) +
-                     ", \"fraction_of_copy\": " + num(tbs / copyTBs) + ", \"max_abs_error\": " + num(maxError) +
-                     ", \"compile_jit_ms\": " + num(compileMs) + ", \"first_realize_ms\": " + num(firstMs) +
-                     ", \"ptx_generation_ms\": " + num(ptxMs) + "}");
+    fields.push_back("\"" + name + "\": {\"ms\": " + json_number(ms) + ", \"tb_per_s\": " + json_number(tbs) +
+                     ", \"fraction_of_copy\": " + json_number(tbs / copyTBs) + ", \"max_abs_error\": " + json_number(maxError) +
+                     ", \"compile_jit_ms\": " + json_number(compileMs) + ", \"first_realize_ms\": " + json_number(firstMs) +
+                     ", \"ptx_generation_ms\": " + json_number(ptxMs) + "}");
   }
 
   // axpy over 64M floats: one element per thread, and four (16-byte loads and stores).
@@ -214,7 +209,7 @@ std::string gpu_benchmarks(bool quick) {
       double ms = timeOnStream(uc.Stream, 3, reps, [&] { p.realize(&uc, out); });
       double tbs = 3.0 * n * 4 / (ms * 1e-3) / 1e12;
       fields.push_back(std::string(vectorized ? "\"axpy_64m_vectorized\"" : "\"axpy_64m\"") + ": {\"ms\": " +
-                       num(ms) + ", \"tb_per_s\": " + num(tbs) + ", \"fraction_of_copy\": " + num(tbs / copyTBs) +
+                       json_number(ms) + ", \"tb_per_s\": " + json_number(tbs) + ", \"fraction_of_copy\": " + json_number(tbs / copyTBs) +
                        "}");
     }
   }
@@ -262,8 +257,8 @@ std::string gpu_benchmarks(bool quick) {
     double ours = perCall([&] { p.realize(&uc, out); });
     oneKernelUs = ours;
     cu::driver().cuModuleUnload(module);
-    fields.push_back("\"one_kernel_realize_us\": {\"ptxjit\": " + num(ours) + ", \"raw_cuLaunchKernel\": " + num(raw) +
-                     ", \"overhead_us\": " + num(ours - raw) + "}");
+    fields.push_back("\"one_kernel_realize_us\": {\"ptxjit\": " + json_number(ours) + ", \"raw_cuLaunchKernel\": " + json_number(raw) +
+                     ", \"overhead_us\": " + json_number(ours - raw) + "}");
   }
 
   // Allocation + free through the transient pool against cuMemAlloc/cuMemFree, host time.
@@ -293,8 +288,8 @@ std::string gpu_benchmarks(bool quick) {
       });
       CHECK_CU(cuStreamSynchronize(uc.Stream));
       rows += std::string(rows.empty() ? "" : ", ") + "{\"bytes\": " + std::to_string(bytes) + ", \"pool_p50_us\": " +
-              num(pooled.first) + ", \"pool_p99_us\": " + num(pooled.second) + ", \"cuMemAlloc_p50_us\": " +
-              num(sync.first) + ", \"cuMemAlloc_p99_us\": " + num(sync.second) + "}";
+              json_number(pooled.first) + ", \"pool_p99_us\": " + json_number(pooled.second) + ", \"cuMemAlloc_p50_us\": " +
+              json_number(sync.first) + ", \"cuMemAlloc_p99_us\": " + json_number(sync.second) + "}";
     }
     fields.push_back("\"alloc_free\": [" + rows + "]");
   }
@@ -341,8 +336,8 @@ std::string gpu_benchmarks(bool quick) {
       return median(ms);
     };
     double pooled = hostMs(&uc), synchronousMs = hostMs(&synchronous);
-    fields.push_back("\"four_stage_2048\": {\"pooled_ms\": " + num(pooled) + ", \"cuMemAlloc_ms\": " +
-                     num(synchronousMs) + ", \"speedup\": " + num(synchronousMs / pooled) + "}");
+    fields.push_back("\"four_stage_2048\": {\"pooled_ms\": " + json_number(pooled) + ", \"cuMemAlloc_ms\": " +
+                     json_number(synchronousMs) + ", \"speedup\": " + json_number(synchronousMs / pooled) + "}");
   }
 
   // Halide 14's same pipelines, compiled ahead of time, in a process of their own, timed the same
@@ -351,17 +346,17 @@ std::string gpu_benchmarks(bool quick) {
     fields.push_back("\"halide14\": " + *halide);
     auto halideTBs = [&](const std::string &blur) {
       size_t at = halide->find("\"" + blur + "\"");
-      return at == std::string::npos ? NAN : json_number(halide->substr(at), "tb_per_s");
+      return at == std::string::npos ? NAN : json_field(halide->substr(at), "tb_per_s");
     };
     std::string ratios;
     for (int variant = 0; variant < 4; ++variant) {
       const bool shared = variant % 2, shifted = variant / 2;
       std::string blur = std::string("blur_8192_") + (shared ? "shared" : "inline");
       ratios += "\"" + blur + (shifted ? "_shift_inward" : "") + "_tb_per_s\": " +
-                num(blurTBs[shifted][shared] / halideTBs(blur)) + ", ";
+                json_number(blurTBs[shifted][shared] / halideTBs(blur)) + ", ";
     }
     fields.push_back("\"ratios_ptxjit_over_halide\": {" + ratios + "\"one_kernel_realize_us\": " +
-                     num(oneKernelUs / json_number(*halide, "one_kernel_realize_us")) + "}");
+                     json_number(oneKernelUs / json_field(*halide, "one_kernel_realize_us")) + "}");
   } else {
     fields.push_back("\"halide14\": null");
   }

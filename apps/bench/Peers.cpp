@@ -31,11 +31,4 @@ std::optional<std::string> run_peer(const std::string &program, const std::strin
   return out;
 }
 
-double json_number(const std::string &text, const std::string &key) {
-  size_t at = text.find("\"" + key + "\"");
-  if (at == std::string::npos)
-    return NAN;
-  return std::strtod(text.c_str() + text.find(':', at) + 1, nullptr);
-}
-
 } // namespace bench

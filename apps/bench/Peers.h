@@ -14,9 +14,6 @@ namespace bench {
 /// nothing when it is absent or fails.
 std::optional<std::string> run_peer(const std::string &program, const std::string &arguments);
 
-/// The number after "key": in a JSON text; NaN when absent.
-double json_number(const std::string &text, const std::string &key);
-
 } // namespace bench
 
 #endif

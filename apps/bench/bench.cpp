@@ -5,6 +5,7 @@
 
 #include "BlurPipelines.h"
 #include "GpuBenchmarks.h"
+#include "Json.h"
 #include "Peers.h"
 
 #include <algorithm>
@@ -40,12 +41,6 @@ Stats measure(int repetitions, const std::function<void()> &f) {
   }
   std::sort(times.begin(), times.end());
   return {times[times.size() / 2], times.front()};
-}
-
-std::string json(double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4f", v);
-  return text;
 }
 
 Buffer<float> randomImage(int w, int h) {
@@ -108,8 +103,8 @@ int main(int argc, char **argv) {
       Pipeline(p.Output).compile_jit(host);
     });
     results.push_back("{\"name\": \"compile_" + std::string(e.Name) + "\", \"unit\": \"ms\", \"median\": " +
-                      json(fresh.Median) + ", \"min\": " + json(fresh.Min) + ", \"cached_median\": " +
-                      json(cached.Median) + "}");
+                      bench::json_number(fresh.Median) + ", \"min\": " + bench::json_number(fresh.Min) + ", \"cached_median\": " +
+                      bench::json_number(cached.Median) + "}");
   }
 
   // Blur realize against the C++ reference, same sizes, same run.
@@ -129,35 +124,35 @@ int main(int argc, char **argv) {
       maxError = std::max(maxError, double(std::fabs(out(x, y) - reference(x, y))));
   double bytes = 2.0 * 4.0 * w * h;
   results.push_back("{\"name\": \"realize_blur\", \"unit\": \"ms\", \"width\": " + std::to_string(w) +
-                    ", \"height\": " + std::to_string(h) + ", \"median\": " + json(ours.Median) +
-                    ", \"gb_per_s\": " + json(bytes / ours.Median / 1e6) + ", \"baseline\": \"plain C++, same threads\"" +
-                    ", \"baseline_median\": " + json(plain.Median) + ", \"speedup_vs_baseline\": " +
-                    json(plain.Median / ours.Median) + ", \"max_abs_error\": " + json(maxError) + "}");
+                    ", \"height\": " + std::to_string(h) + ", \"median\": " + bench::json_number(ours.Median) +
+                    ", \"gb_per_s\": " + bench::json_number(bytes / ours.Median / 1e6) + ", \"baseline\": \"plain C++, same threads\"" +
+                    ", \"baseline_median\": " + bench::json_number(plain.Median) + ", \"speedup_vs_baseline\": " +
+                    bench::json_number(plain.Median / ours.Median) + ", \"max_abs_error\": " + bench::json_number(maxError) + "}");
 
   std::optional<std::string> peer = bench::run_peer("halide_peer", std::to_string(w) + " " + std::to_string(h));
   double compileMedian = NAN;
   for (const std::string &r : results)
     if (r.find("\"compile_blur\"") != std::string::npos)
-      compileMedian = bench::json_number(r, "median");
+      compileMedian = bench::json_field(r, "median");
 
   std::string gpu;
   try {
     gpu = bench::gpu_benchmarks(quick);
   } catch (const std::exception &e) {
-    gpu = std::string("{\"error\": \"") + e.what() + "\"}";
+    gpu = "{\"error\": " + bench::json_string(e.what()) + "}";
   }
 
-  std::printf("{\n  \"target\": \"%s\",\n  \"threads\": %u,\n  \"results\": [\n", host.to_string().c_str(),
+  std::printf("{\n  \"target\": %s,\n  \"threads\": %u,\n  \"results\": [\n", bench::json_string(host.to_string()).c_str(),
               std::thread::hardware_concurrency());
   for (size_t i = 0; i < results.size(); ++i)
     std::printf("    %s%s\n", results[i].c_str(), i + 1 < results.size() ? "," : "");
   std::printf("  ],\n");
   if (peer) {
-    double halideCompile = bench::json_number(*peer, "compile_jit_ms");
-    double halideRealize = bench::json_number(*peer, "realize_ms");
+    double halideCompile = bench::json_field(*peer, "compile_jit_ms");
+    double halideRealize = bench::json_field(*peer, "realize_ms");
     std::printf("  \"halide14\": %s,\n", peer->c_str());
     std::printf("  \"ratios\": {\"compile_blur_ptxjit_over_halide\": %s, \"realize_blur_ptxjit_over_halide\": %s},\n",
-                json(compileMedian / halideCompile).c_str(), json(ours.Median / halideRealize).c_str());
+                bench::json_number(compileMedian / halideCompile).c_str(), bench::json_number(ours.Median / halideRealize).c_str());
   } else {
     std::printf("  \"halide14\": null,\n");
   }

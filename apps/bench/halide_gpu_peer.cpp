@@ -5,6 +5,7 @@
 // Prints one JSON object. A separate program: Halide's runtime and ptxjit's stay apart.
 // Usage: halide_gpu_peer [--quick].
 
+#include "Json.h"
 #include "halide_blur_inline.h"
 #include "halide_blur_shared.h"
 #include "halide_twice.h"
@@ -115,12 +116,9 @@ std::string blur(bool shared, int reps) {
       }
     }
   double tbs = (double(w + 2) * (h + 2) + double(w) * h) * 4 / (ms * 1e-3) / 1e12;
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "{\"ms\": %.4f, \"tb_per_s\": %.4f, \"max_abs_error\": %.6f, \"wrong_pixels\": %ld, "
-                "\"worst_pixel\": [%d, %d]}",
-                ms, tbs, maxError, wrong, worstX, worstY);
-  return text;
+  return "{\"ms\": " + bench::json_number(ms) + ", \"tb_per_s\": " + bench::json_number(tbs) +
+         ", \"max_abs_error\": " + bench::json_number(maxError) + ", \"wrong_pixels\": " + std::to_string(wrong) +
+         ", \"worst_pixel\": [" + std::to_string(worstX) + ", " + std::to_string(worstY) + "]}";
 }
 
 double oneKernelRealizeUs(int calls) {
@@ -174,8 +172,8 @@ int main(int argc, char **argv) {
     std::string inlineBlur = blur(false, reps), sharedBlur = blur(true, reps);
     double oneKernel = oneKernelRealizeUs(quick ? 2000 : 10000);
     std::printf("{\"target\": \"x86-64-linux-cuda-cuda_capability_80\", \"blur_8192_inline\": %s, "
-                "\"blur_8192_shared\": %s, \"one_kernel_realize_us\": %.4f}\n",
-                inlineBlur.c_str(), sharedBlur.c_str(), oneKernel);
+                "\"blur_8192_shared\": %s, \"one_kernel_realize_us\": %s}\n",
+                inlineBlur.c_str(), sharedBlur.c_str(), bench::json_number(oneKernel).c_str());
   } catch (const std::exception &e) {
     std::fprintf(stderr, "halide_gpu_peer: %s\n", e.what());
     return 1;

@@ -2,6 +2,8 @@
 // Prints {"compile_jit_ms": ..., "realize_ms": ...}. Built only where libhalide14-0-dev exists;
 // it is a separate program because Halide links its own LLVM.
 
+#include "Json.h"
+
 #include <Halide.h>
 
 #include <algorithm>
@@ -59,8 +61,9 @@ int main(int argc, char **argv) {
     }
   std::sort(compiles.begin(), compiles.end());
   std::sort(realizes.begin(), realizes.end());
-  std::printf("{\"compile_jit_ms\": %.4f, \"realize_ms\": %.4f, \"width\": %d, \"height\": %d, "
-              "\"max_abs_error\": %.6f}\n",
-              compiles[compiles.size() / 2], realizes[realizes.size() / 2], w, h, maxError);
+  std::printf("{\"compile_jit_ms\": %s, \"realize_ms\": %s, \"width\": %d, \"height\": %d, "
+              "\"max_abs_error\": %s}\n",
+              bench::json_number(compiles[compiles.size() / 2]).c_str(),
+              bench::json_number(realizes[realizes.size() / 2]).c_str(), w, h, bench::json_number(maxError).c_str());
   return 0;
 }
