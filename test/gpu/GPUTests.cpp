@@ -330,6 +330,22 @@ TEST_CASE("A histogram with atomic updates on the GPU", "[gpu]") {
     for (int i = 0; i < 777; ++i)
       ++expected[input(i, y)];
   check_against(out, [&](const std::vector<int> &c) { return expected[c[0]]; });
+
+  // Buckets computed by a Func: the histogram's extent comes from the values bucket computes.
+  Var y("y");
+  Func bucket("bucket"), byBucket("by_bucket");
+  bucket(x, y) = cast<int>(in(x, y)) * 7 % 37;
+  bucket.compute_root().gpu_tile(x, xo, xi, 64);
+  byBucket(x) = 0;
+  byBucket(bucket(r.x, r.y)) += 1;
+  byBucket.gpu_tile(x, xo, xi, 64);
+  byBucket.update(0).atomic().gpu_tile(r.x, r.y, Var("rxo"), Var("ryo"), Var("rxi"), Var("ryi"), 32, 8);
+  Buffer<int> buckets = onGPU(byBucket).realize<int>({37});
+  std::vector<int> expectedBuckets(37, 0);
+  for (int y = 0; y < 333; ++y)
+    for (int i = 0; i < 777; ++i)
+      ++expectedBuckets[input(i, y) * 7 % 37];
+  check_against(buckets, [&](const std::vector<int> &c) { return expectedBuckets[c[0]]; });
 }
 
 TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM and reuses memory", "[gpu]") {
