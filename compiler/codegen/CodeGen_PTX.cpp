@@ -2,7 +2,7 @@
 
 #include "Libdevice.h"
 #include "LLVMOptimizer.h"
-#include "WidenNarrowMinMax.h"
+#include "WidenNarrowIntegers.h"
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 
@@ -340,7 +340,7 @@ std::string CodeGen_PTX::compile_to_ptx() {
     Module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
   }
   optimize_module(*Module, *Machine);
-  widen_narrow_min_max(*Module);
+  widen_narrow_integers(*Module);
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream out(ptx);

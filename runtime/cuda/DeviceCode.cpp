@@ -4,6 +4,7 @@
 #include "ptxjit/RuntimeError.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -71,10 +72,18 @@ CUfunction DeviceCode::function(CUcontext context, int index) {
     ptx = PTX.emplace(capability, Generator(capability, max_ptx_version_for_driver(api.version))).first;
 
   char log[8192] = {0};
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
+  // PTXJIT_DEVICE_OPT_LEVEL (0-4, the driver's default 4) tells a fault of the driver's PTX
+  // compiler from one of ptxjit's: a result that changes with it is not ptxjit's doing.
+  int optimization = 4;
+  if (const char *level = std::getenv("PTXJIT_DEVICE_OPT_LEVEL")) {
+    if (level[0] < '0' || level[0] > '4' || level[1])
+      throw RuntimeError(std::string("PTXJIT_DEVICE_OPT_LEVEL must be 0, 1, 2, 3 or 4, not '") + level + "'");
+    optimization = level[0] - '0';
+  }
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log)), reinterpret_cast<void *>(static_cast<uintptr_t>(optimization))};
   Loaded loaded;
-  CUresult r = api.cuModuleLoadDataEx(&loaded.Module, ptx->second.c_str(), 2, options, values);
+  CUresult r = api.cuModuleLoadDataEx(&loaded.Module, ptx->second.c_str(), 3, options, values);
   if (r != CUDA_SUCCESS)
     fail("cuModuleLoadDataEx", r, "the kernels of " + Pipeline + (log[0] ? std::string(": ") + log : ""));
   for (const std::string &name : Kernels) {
