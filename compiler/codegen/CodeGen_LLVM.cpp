@@ -3,8 +3,12 @@
 #include "ir/Constants.h"
 #include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
 
 #include <llvm/IR/Intrinsics.h>
+
+#include <functional>
 
 namespace ptxjit::codegen {
 
@@ -324,34 +328,48 @@ void CodeGen_LLVM::dense_vector_store(llvm::Value *value, llvm::Value *pointer, 
 void CodeGen_LLVM::atomicAdd(const Store *op) {
   // value is name[index] + e or name[index] - e; the read is the atomic operation's own.
   Type t = op->value.type();
-  auto readsTarget = [&](const Expr &e) {
-    const auto *load = e.as<Load>();
-    return load && load->name == op->name && equal(load->index, op->index);
-  };
-  // Lets around the sum hold common subexpressions of the addend: computed first.
+  // Lets around the sum hold common subexpressions of the addend (and of the read's index, which
+  // is compared with the store's with them substituted): computed first.
   Expr value = op->value;
   std::vector<std::string> lets;
+  std::map<std::string, Expr> letValues;
   while (const auto *let = value.as<Let>()) {
     push(let->name, codegen(let->value));
     lets.push_back(let->name);
+    letValues[let->name] = substitute(letValues, let->value);
     value = let->body;
   }
+  auto readsTarget = [&](const Expr &e) {
+    const auto *load = e.as<Load>();
+    return load && load->name == op->name && equal(simplify(substitute(letValues, load->index)), simplify(op->index));
+  };
+  // The simplifier may have reassociated h[i] + (a + b) into (h[i] + a) + b: the sum's terms are
+  // gathered with their signs, and all but the read of the target form the addend.
+  std::vector<std::pair<Expr, bool>> terms; // term, negated
+  std::function<void(const Expr &, bool)> gather = [&](const Expr &e, bool negated) {
+    if (const auto *add = e.as<Add>()) {
+      gather(add->a, negated);
+      gather(add->b, negated);
+    } else if (const auto *sub = e.as<Sub>()) {
+      gather(sub->a, negated);
+      gather(sub->b, !negated);
+    } else {
+      terms.emplace_back(e, negated);
+    }
+  };
+  gather(value, false);
+  int reads = 0;
   Expr addend;
-  bool negate = false;
-  if (const auto *add = value.as<Add>(); add && readsTarget(add->a))
-    addend = add->b;
-  else if (const auto *add = value.as<Add>(); add && readsTarget(add->b))
-    addend = add->a;
-  else if (const auto *sub = value.as<Sub>(); sub && readsTarget(sub->a)) {
-    addend = sub->b;
-    negate = true;
+  for (const auto &[term, negated] : terms) {
+    if (!negated && readsTarget(term) && reads++ == 0)
+      continue;
+    Expr signedTerm = negated ? Expr(Sub::make(make_zero(t), term)) : term;
+    addend = addend.defined() ? Expr(Add::make(addend, signedTerm)) : signedTerm;
   }
-  if (!addend.defined() || t.is_vector() || t.is_bool())
+  if (reads != 1 || !addend.defined() || t.is_vector() || t.is_bool())
     throw CompileError("the atomic update of " + op->name + " is not a scalar " + op->name + "(...) += e after "
                        "lowering: " + to_string(op->value));
   llvm::Value *v = codegen(addend);
-  if (negate)
-    v = t.is_float() ? Builder->CreateFNeg(v) : Builder->CreateNeg(v);
   llvm::Value *address = elementPointer(op->name, t, codegen(op->index));
   Builder->CreateAtomicRMW(t.is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, address, v,
                            llvm::MaybeAlign(t.bytes()), llvm::AtomicOrdering::Monotonic);

@@ -91,6 +91,15 @@ private:
 
 } // namespace
 
+Expr peel_lets(const Expr &e, std::map<std::string, Expr> &values) {
+  Expr body = e;
+  while (const auto *let = body.as<Let>()) {
+    values[let->name] = substitute(values, let->value);
+    body = let->body;
+  }
+  return body;
+}
+
 bool has_more_nodes_than(const Expr &e, int nodes) {
   NodeCounter counter(nodes);
   if (e.defined())

@@ -16,6 +16,10 @@ Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
 Expr substitute(const std::string &name, const Expr &replacement, const Expr &e);
 Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s);
 
+/// The body inside the lets that wrap `e` (common subexpression elimination puts them around an
+/// update's value); `values` receives each let's value written in the variables outside them all.
+Expr peel_lets(const Expr &e, std::map<std::string, Expr> &values);
+
 /// Whether `e`, written out as a tree, has more than `nodes` nodes. Passes that expand lets into
 /// their uses stop where the expansion would grow past a size worth simplifying.
 bool has_more_nodes_than(const Expr &e, int nodes);

@@ -5,6 +5,7 @@
 #include "ir/IREquality.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
+#include "ir/Substitute.h"
 #include "lang/Function.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
@@ -488,17 +489,19 @@ Stage &Stage::atomic() {
   if (Index == 0)
     throw CompileError("atomic() of " + name() + ": only update definitions can be atomic");
   Definition &d = Function->stage(Index);
+  std::map<std::string, Expr> lets;
+  const Expr body = peel_lets(d.value, lets);
   auto isSelfAtLhs = [&](const Expr &e) {
     const auto *call = e.as<Call>();
     if (!call || call->call_type != Call::Halide || call->name != Function->name || call->func)
       return false;
     for (size_t i = 0; i < d.args.size(); ++i)
-      if (!equal(call->args[i], d.args[i]))
+      if (!equal(substitute(lets, call->args[i]), d.args[i]))
         return false;
     return true;
   };
-  const auto *add = d.value.as<Add>();
-  const auto *sub = d.value.as<Sub>();
+  const auto *add = body.as<Add>();
+  const auto *sub = body.as<Sub>();
   if (!(add && isSelfAtLhs(add->a)) && !(sub && isSelfAtLhs(sub->a)))
     throw CompileError("atomic() of " + name() + " needs an update of the form " + Function->name +
                        "(...) += e or -= e, with the same arguments on both sides");

@@ -2,7 +2,9 @@
 
 #include "ir/IREquality.h"
 #include "ir/IRVisitor.h"
+#include "ir/Substitute.h"
 
+#include <map>
 #include <set>
 
 namespace ptxjit::lower {
@@ -81,14 +83,20 @@ struct Update {
   const std::string &func;
   const Definition &definition;
   std::set<std::string> rvars;
-  std::vector<std::vector<Expr>> selfCalls; // in the value and in the arguments
+  std::map<std::string, Expr> lets; // around the value, from common subexpression elimination
+  Expr body;                        // the value inside them
+  std::vector<std::vector<Expr>> selfCalls; // in the value and in the arguments, lets substituted
 
   Update(const std::string &f, const Definition &d) : func(f), definition(d) {
     for (const ReductionVariable &rv : d.rdom->domain)
       rvars.insert(rv.var);
+    body = peel_lets(d.value, lets);
     collectSelfCalls(d.value, f, selfCalls);
     for (const Expr &arg : d.args)
       collectSelfCalls(arg, f, selfCalls);
+    for (std::vector<Expr> &call : selfCalls)
+      for (Expr &arg : call)
+        arg = substitute(lets, arg);
   }
 
   // Iterations with distinct values of `rvar` touch distinct points: some argument is one-to-one
@@ -118,7 +126,7 @@ struct Update {
     if (!call || call->call_type != Call::Halide || call->name != func || call->args.size() != definition.args.size())
       return false;
     for (size_t i = 0; i < call->args.size(); ++i)
-      if (!equal(call->args[i], definition.args[i]))
+      if (!equal(substitute(lets, call->args[i]), definition.args[i]))
         return false;
     return true;
   }
@@ -127,9 +135,9 @@ struct Update {
   // commutative and associative op (or -, whose terms commute), e not reading f; or a value that
   // reads neither f nor the RVars.
   bool orderIndependent() const {
-    const Expr &v = definition.value;
     if (selfCalls.empty())
-      return !mentionsAny(v, rvars);
+      return !mentionsAny(definition.value, rvars);
+    const Expr &v = body;
     if (selfCalls.size() != 1)
       return false;
     auto selfAndOther = [&](const Expr &a, const Expr &b, bool commutes) {

@@ -533,6 +533,27 @@ TEST_CASE("Coordinates that are values of a Func are bounded by what the Func co
   }
 }
 
+TEST_CASE("An atomic update whose index repeats a subexpression", "[cpu][pipeline]") {
+  // The value's common subexpressions become lets around it: atomic() and the code generator see
+  // through them to h(i) = h(i) + e.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Buffer<int> input(1000);
+  fill_random(input, seed, -3, 12);
+  in.set(input);
+  Var x("x");
+  RDom r(0, 1000, "r");
+  Func h("h");
+  h(x) = 0;
+  h(clamp(in(r) + in(r) - in(r), 0, 7)) += in(r) * in(r) + 1;
+  h.update().atomic().parallel(r);
+  std::vector<int> expected(8, 0);
+  for (int i = 0; i < 1000; ++i)
+    expected[std::clamp(input(i), 0, 7)] += input(i) * input(i) + 1;
+  check_against(Pipeline(h).realize<int>({8}), [&](const std::vector<int> &c) { return expected[c[0]]; });
+}
+
 TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]") {
   // PTXJIT_STRESS_ITERATIONS=200 makes it the long run (under the tsan preset, say).
   const char *iterations = std::getenv("PTXJIT_STRESS_ITERATIONS");
