@@ -147,17 +147,28 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body, CallBounds
 Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const std::vector<Stmt> &scheduleChecks,
                           CallBounds &funcValues) {
   std::vector<std::pair<std::string, Expr>> lets;
+  std::vector<Stmt> checks = scheduleChecks;
   Box region;
   for (size_t i = 0; i < output.args.size(); ++i) {
     Expr min = var(buffer_field_name(output.name, "min", static_cast<int>(i)));
     Expr max = min + var(buffer_field_name(output.name, "extent", static_cast<int>(i))) - 1;
+    if (const FunctionBound *b = findBound(output, output.args[i])) {
+      // A bound makes the region, and so the loops' extents, what it says (constant, where it
+      // is, so the loops can be vectorized or unrolled): the buffer must be exactly that region.
+      Expr lo = b->min, hi = simplify(b->min + b->extent - 1);
+      checks.push_back(AssertStmt::make(EQ::make(min, lo) && EQ::make(max, hi),
+                                        "output buffer " + output.name + " covers [%, %] in dimension " +
+                                            std::to_string(i) + " but " + output.name + " is bound to [%, %]",
+                                        {min, max, lo, hi}));
+      min = lo;
+      max = hi;
+    }
     region.push_back({min, max});
     for (int k = 0; k < output.num_stages(); ++k) {
       lets.emplace_back(stageVar(output, k, output.args[i], "min"), min);
       lets.emplace_back(stageVar(output, k, output.args[i], "max"), max);
     }
   }
-  std::vector<Stmt> checks = scheduleChecks;
   // Every stage of the output computes its buffer's region; what its updates read or write of it
   // must lie inside.
   Box touched = stageRegions(output, region, funcValues)[0];
@@ -169,13 +180,6 @@ Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const s
                                             std::to_string(i) + " but the updates of " + output.name +
                                             " read or write [%, %]",
                                         {r.min, r.max, touched[i].min, touched[i].max}));
-    if (const FunctionBound *b = findBound(output, output.args[i])) {
-      Expr hi = b->min + b->extent - 1;
-      checks.push_back(AssertStmt::make(LE::make(b->min, r.min) && LE::make(r.max, hi),
-                                        "output buffer " + output.name + " covers [%, %] in dimension " +
-                                            std::to_string(i) + " but " + output.name + " is bound to [%, %]",
-                                        {r.min, r.max, b->min, hi}));
-    }
   }
   Stmt body = Block::make(Block::make(checks), s);
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)

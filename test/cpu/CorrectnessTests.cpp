@@ -554,6 +554,31 @@ TEST_CASE("An atomic update whose index repeats a subexpression", "[cpu][pipelin
   check_against(Pipeline(h).realize<int>({8}), [&](const std::vector<int> &c) { return expected[c[0]]; });
 }
 
+TEST_CASE("bound() gives a vectorized or unrolled loop the constant extent it needs", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 1, "in");
+  Buffer<float> input(64);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), c("c");
+  Func rgb("rgb"), out("out");
+  rgb(x, c) = in(x) * (c + 1);
+  out(x, c) = rgb(x, c) + 1.0f;
+  rgb.compute_root().bound(c, 0, 3).reorder(c, x).unroll(c).vectorize(x, 8);
+  out.bound(c, 0, 3).reorder(c, x).unroll(c).vectorize(x, 8);
+  check_against(Pipeline(out).realize<float>({64, 3}),
+                [&](const std::vector<int> &p) { return input(p[0]) * (p[1] + 1) + 1.0f; });
+  // The output's loops cover the bound, so its buffer must be exactly that region.
+  CHECK_THROWS_WITH(Pipeline(out).realize<float>({64, 4}),
+                    Catch::Contains("output buffer out covers [0, 3] in dimension 1 but out is bound to [0, 2]"));
+  // Without the bound the extent of c is not known when the loop is unrolled.
+  Func loose("loose");
+  loose(x, c) = in(x) * c;
+  loose.reorder(c, x).unroll(c);
+  CHECK_THROWS_AS(Pipeline(loose).compile_jit(Target("host")), CompileError);
+}
+
 TEST_CASE("Compiling and realizing from many threads at once", "[cpu][pipeline]") {
   // PTXJIT_STRESS_ITERATIONS=200 makes it the long run (under the tsan preset, say).
   const char *iterations = std::getenv("PTXJIT_STRESS_ITERATIONS");
