@@ -213,6 +213,23 @@ std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e) {
   return finder.Found;
 }
 
+std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e) {
+  struct Finder : IRVisitor {
+    const std::string &Func;
+    std::vector<std::vector<Expr>> Calls;
+    explicit Finder(const std::string &f) : Func(f) {}
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+      if (op->call_type == Call::Halide && op->name == Func)
+        Calls.push_back(op->args);
+      IRVisitor::visit(op);
+    }
+  } finder(func);
+  if (e.defined())
+    e.accept(&finder);
+  return finder.Calls;
+}
+
 LoopLevel FunctionContents::computed_at() const {
   if (compute_level_set)
     return compute_level;
@@ -505,6 +522,13 @@ Stage &Stage::atomic() {
   if (!(add && isSelfAtLhs(add->a)) && !(sub && isSelfAtLhs(sub->a)))
     throw CompileError("atomic() of " + name() + " needs an update of the form " + Function->name +
                        "(...) += e or -= e, with the same arguments on both sides");
+  // The atomic operation reads only the point it adds to: e reading the Func elsewhere would race.
+  size_t reads = calls_to(Function->name, d.value).size();
+  for (const Expr &arg : d.args)
+    reads += calls_to(Function->name, arg).size();
+  if (reads != 1)
+    throw CompileError("atomic() of " + name() + ": e in " + Function->name + "(...) += e reads " + Function->name +
+                       " itself, which the other iterations write at the same time; compute it in another Func");
   d.atomic = true;
   return *this;
 }

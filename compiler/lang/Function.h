@@ -92,6 +92,10 @@ struct FunctionContents {
 /// The Funcs called by `e`, other than through self-references.
 std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e);
 
+/// The argument lists of every call of the Func named `func` in `e` (an update's reads of the
+/// Func it updates), in the variables `e` names.
+std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e);
+
 } // namespace ptxjit
 
 #endif

@@ -25,22 +25,6 @@ bool mentionsAny(const Expr &e, const std::set<std::string> &names) {
   return finder.Found;
 }
 
-// The argument lists of every call of `func` in `e` (an update's reads of its own Func).
-void collectSelfCalls(const Expr &e, const std::string &func, std::vector<std::vector<Expr>> &calls) {
-  struct Finder : IRVisitor {
-    const std::string &Func;
-    std::vector<std::vector<Expr>> &Calls;
-    Finder(const std::string &f, std::vector<std::vector<Expr>> &c) : Func(f), Calls(c) {}
-    using IRVisitor::visit;
-    void visit(const Call *op) override {
-      if (op->call_type == Call::Halide && op->name == Func)
-        Calls.push_back(op->args);
-      IRVisitor::visit(op);
-    }
-  } finder(func, calls);
-  e.accept(&finder);
-}
-
 // Whether distinct values of `rvar` give distinct values of `arg`, whatever the other RVars do:
 // arg is rvar plus or minus something free of RVars.
 bool oneToOne(const Expr &arg, const std::string &rvar, const std::set<std::string> &rvars) {
@@ -91,9 +75,10 @@ struct Update {
     for (const ReductionVariable &rv : d.rdom->domain)
       rvars.insert(rv.var);
     body = peel_lets(d.value, lets);
-    collectSelfCalls(d.value, f, selfCalls);
+    selfCalls = calls_to(f, d.value);
     for (const Expr &arg : d.args)
-      collectSelfCalls(arg, f, selfCalls);
+      for (std::vector<Expr> &call : calls_to(f, arg))
+        selfCalls.push_back(std::move(call));
     for (std::vector<Expr> &call : selfCalls)
       for (Expr &arg : call)
         arg = substitute(lets, arg);

@@ -339,6 +339,12 @@ TEST_CASE("A parallel RVar of an update that is not atomic is refused", "[cpu][e
   REQUIRE_THROWS_WITH(Pipeline(hist).compile_jit(Target("host")),
                       Catch::Contains("hist.s1") && Catch::Contains("atomic()"));
 
+  // atomic() makes the read-modify-write of the point added to atomic, not other reads of the Func.
+  Func spread("spread");
+  spread(x) = 0;
+  spread(cast<int>(in(r.x, r.y))) += spread(cast<int>(in(r.x, r.y)) + 1) + 1;
+  REQUIRE_THROWS_WITH(spread.update().atomic(), Catch::Contains("spread.s1") && Catch::Contains("reads spread itself"));
+
   // Writes at a pure function of the parallel RVar are disjoint: allowed.
   Func rows("rows");
   Var y("y");
