@@ -197,30 +197,24 @@ private:
     }
   }
 
-  // Integer modulus is Euclidean: a % b lies in [0, |b| - 1], and is 0 when b is 0.
+  // Integer modulus is Euclidean: a % b lies in [0, |b| - 1], and is 0 when b is 0. Only a
+  // constant or a fixed symbolic b (an image's width, say) gives useful bounds: over a range of b
+  // the symbolic ends would be looser than leaving the result unbounded for a clamp around it.
   void visit(const Mod *op) override {
     const Type t = op->type.element_of();
-    Interval a = of(op->a), b = of(op->b);
+    Interval b = of(op->b);
     auto c = equal_const(b) ? as_const_int(b.min) : std::nullopt;
     if (op->type.is_float()) {
       Result = Interval::everything();
-      return;
-    }
-    if (c) {
+    } else if (c) {
       int64_t m = *c < 0 ? -*c : *c;
       Result = {make_zero(t), make_const(t, std::max<int64_t>(m - 1, 0))};
-    } else if (b.is_bounded() && !wraps(op->type)) {
-      // |b| is at most max(b.max, -b.min).
-      Expr largest = Max::make(b.max, Sub::make(make_zero(t), b.min));
-      Result = {make_zero(t), simplify(Max::make(Sub::make(largest, make_one(t)), make_zero(t)))};
+    } else if (b.is_bounded() && b.min.same_as(b.max) && !wraps(op->type)) {
+      Expr magnitude = Max::make(b.max, Sub::make(make_zero(t), b.max));
+      Result = {make_zero(t), simplify(Max::make(Sub::make(magnitude, make_one(t)), make_zero(t)))};
     } else {
-      typeBounds(op->type);
-      if (!Result.is_bounded())
-        Result = {make_zero(t), Expr()};
+      Result = Interval::everything();
     }
-    // With a >= 0 as well, a % b is at most a.
-    if (auto aMin = as_const_int(a.min); aMin && *aMin >= 0 && a.max.defined())
-      Result.max = Result.max.defined() ? minOf(Result.max, a.max) : a.max;
   }
 
   void visit(const Min *op) override {
