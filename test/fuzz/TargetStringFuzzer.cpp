@@ -2,7 +2,8 @@
 // either parses or throws TargetError, never anything else or a crash, and a parsed target's
 // canonical spelling parses back to the same target.
 //   cmake --preset target-fuzzer && cmake --build --preset target-fuzzer
-//   build/target-fuzzer/test/ptxjit_target_fuzzer -max_total_time=60 test/fuzz/target_corpus
+//   mkdir -p /tmp/corpus
+//   build/target-fuzzer/test/ptxjit_target_fuzzer -max_total_time=60 /tmp/corpus test/fuzz/target_corpus
 
 #include "ptxjit/Target.h"
 
