@@ -2,6 +2,7 @@
 
 #include "Libdevice.h"
 #include "LLVMOptimizer.h"
+#include "OpaqueNegations.h"
 #include "WidenNarrowIntegers.h"
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
@@ -348,7 +349,7 @@ std::string CodeGen_PTX::compile_to_ptx() {
   if (Machine->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
     internal_error("NVPTX cannot emit PTX");
   passes.run(*Module);
-  return std::string(ptx.str());
+  return make_negations_opaque(std::string(ptx.str()));
 }
 
 } // namespace ptxjit::codegen

@@ -1,6 +1,7 @@
 // Device code generated offline (no driver): PTX for fixed capabilities, checked for the
 // instructions it should hold and, where ptxas is installed, assembled by it.
 
+#include "codegen/OpaqueNegations.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
 
@@ -299,4 +300,35 @@ TEST_CASE("PTX widens 8- and 16-bit min max division and multiplication to 32 bi
       CHECK(assemble(ptx, Target(spelling).has_feature(Target::Feature::CUDACapability90) ? "sm_90" : "sm_80").empty());
     }
   }
+}
+
+TEST_CASE("PTX hides negations from the driver's fused 3-way min and max", "[ptx]") {
+  // The CUDA 13.0 PTX compiler drops a negation that feeds two fused mins (codegen/OpaqueNegations.h).
+  Var x("x"), xo("xo"), xi("xi");
+  ImageParam a(Int(32), 1, "a"), b(Int(32), 1, "b"), c(Int(8), 1, "c");
+  Func f("negated_min_operands");
+  f(x) = min(min(x, -a(x)), b(x)) + max(max(-b(x), x), a(x)) +
+         cast<int32_t>(min(min(-c(x), cast<int8_t>(x)), cast<int8_t>(3)));
+  f.gpu_tile(x, xo, xi, 64);
+  std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_90"));
+  INFO(ptx);
+  CHECK_THAT(ptx, !Catch::Contains("neg.s32") && !Catch::Contains("neg.s16") && Catch::Contains("not.b32"));
+  CHECK(assemble(ptx, "sm_90").empty());
+}
+
+TEST_CASE("Negations in PTX text become not and add", "[unit]") {
+  const std::string ptx = "\tneg.s32 \t%r160, %r159;\n"
+                          "\tmax.s32 \t%r161, %r140, %r160;\n"
+                          "  neg.s16 %rs2,%rs1;\n"
+                          "\tneg.s64 \t%rd2, %rd1;\n"
+                          "\tneg.f32 \t%f2, %f1;\n"
+                          "\t// neg.s32 in a comment\n";
+  CHECK(codegen::make_negations_opaque(ptx) == "\tnot.b32 \t%r160, %r159;\n"
+                                                "\tadd.s32 \t%r160, %r160, 1;\n"
+                                                "\tmax.s32 \t%r161, %r140, %r160;\n"
+                                                "\tnot.b16 \t%rs2, %rs1;\n"
+                                                "\tadd.s16 \t%rs2, %rs2, 1;\n"
+                                                "\tneg.s64 \t%rd2, %rd1;\n"
+                                                "\tneg.f32 \t%f2, %f1;\n"
+                                                "\t// neg.s32 in a comment\n");
 }
