@@ -2,6 +2,7 @@
 
 #include "ir/Constants.h"
 #include "ir/IREquality.h"
+#include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -325,26 +326,55 @@ void CodeGen_LLVM::dense_vector_store(llvm::Value *value, llvm::Value *pointer, 
   Builder->CreateAlignedStore(value, pointer, elementAlign);
 }
 
-void CodeGen_LLVM::atomicAdd(const Store *op) {
-  // value is name[index] + e or name[index] - e; the read is the atomic operation's own.
-  Type t = op->value.type();
-  // Lets around the sum hold common subexpressions of the addend (and of the read's index, which
-  // is compared with the store's with them substituted): computed first.
-  Expr value = op->value;
-  std::vector<std::string> lets;
-  std::map<std::string, Expr> letValues;
-  while (const auto *let = value.as<Let>()) {
-    push(let->name, codegen(let->value));
-    lets.push_back(let->name);
-    letValues[let->name] = substitute(letValues, let->value);
-    value = let->body;
+namespace {
+
+// The value of an atomic update with its reads of the point updated replaced by `replacement`
+// (the value last seen there). Indices are compared with the enclosing lets substituted, as
+// atomic() compared the Func's arguments.
+class ReplaceReadsOfPointUpdated : public IRMutator {
+public:
+  ReplaceReadsOfPointUpdated(const Store *store, Expr replacement)
+      : Target(store), Index(simplify(store->index)), Replacement(std::move(replacement)) {}
+  using IRMutator::mutate;
+
+private:
+  Expr visit(const Let *op) override {
+    Expr value = mutate(op->value);
+    Expr previous = LetValues.count(op->name) ? LetValues[op->name] : Expr();
+    LetValues[op->name] = substitute(LetValues, op->value);
+    Expr body = mutate(op->body);
+    if (previous.defined())
+      LetValues[op->name] = previous;
+    else
+      LetValues.erase(op->name);
+    return Let::make(op->name, value, body);
   }
-  auto readsTarget = [&](const Expr &e) {
-    const auto *load = e.as<Load>();
-    return load && load->name == op->name && equal(simplify(substitute(letValues, load->index)), simplify(op->index));
-  };
-  // The simplifier may have reassociated h[i] + (a + b) into (h[i] + a) + b: the sum's terms are
-  // gathered with their signs, and all but the read of the target form the addend.
+  Expr visit(const Load *op) override {
+    if (op->name != Target->name)
+      return IRMutator::visit(op);
+    if (!equal(simplify(substitute(LetValues, op->index)), Index))
+      throw CompileError("the atomic update of " + Target->name + " reads it at another point than the one it " +
+                         "updates after lowering: " + to_string(Target->value));
+    return Replacement;
+  }
+
+  const Store *Target;
+  Expr Index;
+  Expr Replacement;
+  std::map<std::string, Expr> LetValues;
+};
+
+// `value` as old + e (or with e's terms reassociated around old, as the simplifier leaves them),
+// where neither e nor the lets around the sum read old: e with those lets, or undefined.
+Expr addendOf(const Expr &value, const std::string &old) {
+  Expr body = value;
+  std::vector<const Let *> lets;
+  while (const auto *let = body.as<Let>()) {
+    if (uses_variable(let->value, old))
+      return Expr();
+    lets.push_back(let);
+    body = let->body;
+  }
   std::vector<std::pair<Expr, bool>> terms; // term, negated
   std::function<void(const Expr &, bool)> gather = [&](const Expr &e, bool negated) {
     if (const auto *add = e.as<Add>()) {
@@ -357,29 +387,72 @@ void CodeGen_LLVM::atomicAdd(const Store *op) {
       terms.emplace_back(e, negated);
     }
   };
-  gather(value, false);
+  gather(body, false);
   int reads = 0;
   Expr addend;
   for (const auto &[term, negated] : terms) {
-    if (!negated && readsTarget(term) && reads++ == 0)
+    const auto *variable = term.as<Variable>();
+    if (variable && variable->name == old && !negated && reads++ == 0)
       continue;
-    Expr signedTerm = negated ? Expr(Sub::make(make_zero(t), term)) : term;
+    if (uses_variable(term, old))
+      return Expr();
+    Expr signedTerm = negated ? Expr(Sub::make(make_zero(term.type()), term)) : term;
     addend = addend.defined() ? Expr(Add::make(addend, signedTerm)) : signedTerm;
   }
-  if (reads != 1 || !addend.defined() || t.is_vector() || t.is_bool())
-    throw CompileError("the atomic update of " + op->name + " is not a scalar " + op->name + "(...) += e after "
-                       "lowering: " + to_string(op->value));
-  llvm::Value *v = codegen(addend);
-  llvm::Value *address = elementPointer(op->name, t, codegen(op->index));
-  Builder->CreateAtomicRMW(t.is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, address, v,
-                           llvm::MaybeAlign(t.bytes()), llvm::AtomicOrdering::Monotonic);
+  if (reads != 1 || !addend.defined())
+    return Expr();
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)
-    pop(*it);
+    addend = Let::make((*it)->name, (*it)->value, addend);
+  return addend;
+}
+
+} // namespace
+
+void CodeGen_LLVM::atomicStore(const Store *op) {
+  // atomic() checked that the value reads the Func only at the point updated. A sum becomes an
+  // atomic add; any other update a compare-and-swap loop, which recomputes the value from what
+  // it last saw at the point until no other thread wrote there in between.
+  Type t = op->value.type();
+  if (t.is_vector() || t.is_bool())
+    throw CompileError("the atomic update of " + op->name + " is not of one " + to_string(t) +
+                       " element after lowering: " + to_string(op->value));
+  const std::string old = op->name + ".atomic_seen";
+  const Expr valueOfOld = ReplaceReadsOfPointUpdated(op, Variable::make(t, old)).mutate(op->value);
+  llvm::Value *address = elementPointer(op->name, t, codegen(op->index));
+  const llvm::Align align(t.bytes());
+  llvm::Type *bits = Builder->getIntNTy(t.bits);
+  if (!uses_variable(valueOfOld, old)) {
+    Builder->CreateAlignedStore(Builder->CreateBitCast(codegen(valueOfOld), bits), address, align)
+        ->setAtomic(llvm::AtomicOrdering::Monotonic);
+    return;
+  }
+  if (Expr addend = addendOf(valueOfOld, old); addend.defined()) {
+    Builder->CreateAtomicRMW(t.is_float() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, address,
+                             codegen(addend), align, llvm::AtomicOrdering::Monotonic);
+    return;
+  }
+  llvm::LoadInst *initial = Builder->CreateAlignedLoad(bits, address, align);
+  initial->setAtomic(llvm::AtomicOrdering::Monotonic);
+  llvm::BasicBlock *entry = Builder->GetInsertBlock();
+  llvm::BasicBlock *loop = llvm::BasicBlock::Create(Context, op->name + ".atomic_loop", Function);
+  llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, op->name + ".atomic_end", Function);
+  Builder->CreateBr(loop);
+  Builder->SetInsertPoint(loop);
+  llvm::PHINode *seen = Builder->CreatePHI(bits, 2);
+  seen->addIncoming(initial, entry);
+  push(old, Builder->CreateBitCast(seen, llvm_type_of(t)));
+  llvm::Value *desired = Builder->CreateBitCast(codegen(valueOfOld), bits);
+  pop(old);
+  llvm::Value *exchange = Builder->CreateAtomicCmpXchg(address, seen, desired, align, llvm::AtomicOrdering::Monotonic,
+                                                       llvm::AtomicOrdering::Monotonic);
+  seen->addIncoming(Builder->CreateExtractValue(exchange, 0), Builder->GetInsertBlock());
+  Builder->CreateCondBr(Builder->CreateExtractValue(exchange, 1), after, loop);
+  Builder->SetInsertPoint(after);
 }
 
 void CodeGen_LLVM::visit(const Store *op) {
   if (op->atomic) {
-    atomicAdd(op);
+    atomicStore(op);
     return;
   }
   Type t = op->value.type();

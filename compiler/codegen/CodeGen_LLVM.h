@@ -98,7 +98,7 @@ private:
                        llvm::CmpInst::Predicate u, llvm::CmpInst::Predicate f);
   llvm::Value *integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod);
   llvm::Value *elementPointer(const std::string &buffer, Type t, llvm::Value *index);
-  void atomicAdd(const ir::Store *op);
+  void atomicStore(const ir::Store *op);
   llvm::Value *multiplyAdd(const Expr &x, const Expr &y, bool subtract);
   llvm::Value *denseBase(const Expr &index);
 };

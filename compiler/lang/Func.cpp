@@ -5,6 +5,7 @@
 #include "ir/IREquality.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lang/Function.h"
 #include "lang/UniqueName.h"
@@ -506,29 +507,20 @@ Stage &Stage::atomic() {
   if (Index == 0)
     throw CompileError("atomic() of " + name() + ": only update definitions can be atomic");
   Definition &d = Function->stage(Index);
-  std::map<std::string, Expr> lets;
-  const Expr body = peel_lets(d.value, lets);
-  auto isSelfAtLhs = [&](const Expr &e) {
-    const auto *call = e.as<Call>();
-    if (!call || call->call_type != Call::Halide || call->name != Function->name || call->func)
-      return false;
-    for (size_t i = 0; i < d.args.size(); ++i)
-      if (!equal(substitute(lets, call->args[i]), d.args[i]))
-        return false;
-    return true;
-  };
-  const auto *add = body.as<Add>();
-  const auto *sub = body.as<Sub>();
-  if (!(add && isSelfAtLhs(add->a)) && !(sub && isSelfAtLhs(sub->a)))
-    throw CompileError("atomic() of " + name() + " needs an update of the form " + Function->name +
-                       "(...) += e or -= e, with the same arguments on both sides");
-  // The atomic operation reads only the point it adds to: e reading the Func elsewhere would race.
-  size_t reads = calls_to(Function->name, d.value).size();
   for (const Expr &arg : d.args)
-    reads += calls_to(Function->name, arg).size();
-  if (reads != 1)
-    throw CompileError("atomic() of " + name() + ": e in " + Function->name + "(...) += e reads " + Function->name +
-                       " itself, which the other iterations write at the same time; compute it in another Func");
+    if (!calls_to(Function->name, arg).empty())
+      throw CompileError("atomic() of " + name() + ": an argument of the update reads " + Function->name +
+                         " itself; compute the index in another Func");
+  // One atomic read-modify-write covers the point updated and nothing else: every read of the
+  // Func must be of that point (the value's common subexpressions are lets around it).
+  std::map<std::string, Expr> lets;
+  peel_lets(d.value, lets);
+  for (const std::vector<Expr> &args : calls_to(Function->name, d.value))
+    for (size_t i = 0; i < d.args.size(); ++i)
+      if (!equal(simplify(substitute(lets, args[i])), simplify(d.args[i])))
+        throw CompileError("atomic() of " + name() + ": the value reads " + Function->name +
+                           " at another point than the one it updates, which other iterations write at the "
+                           "same time; compute it in another Func");
   d.atomic = true;
   return *this;
 }

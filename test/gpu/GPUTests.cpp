@@ -6,6 +6,7 @@
 #include "ptxjit.h"
 #include "ptxjit/DLPack.h"
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -346,6 +347,51 @@ TEST_CASE("A histogram with atomic updates on the GPU", "[gpu]") {
     for (int i = 0; i < 777; ++i)
       ++expectedBuckets[input(i, y) * 7 % 37];
   check_against(buckets, [&](const std::vector<int> &c) { return expectedBuckets[c[0]]; });
+}
+
+TEST_CASE("Atomic min, max and products on the GPU", "[gpu]") {
+  // Compare-and-swap loops: thousands of threads update 16 buckets at once.
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(512, 256);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  RDom r(0, in.width(), 0, in.height(), "r");
+  Var x("x"), xo("xo"), xi("xi");
+  Expr bucket = clamp((in(r.x, r.y) + 1000) / 125, 0, 15);
+  std::vector<std::array<double, 4>> expected(16, {-1e9, 1e9, 255, 1});
+  for (int y = 0; y < 256; ++y)
+    for (int i = 0; i < 512; ++i) {
+      const int v = input(i, y);
+      auto &e = expected[std::clamp((v + 1000) / 125, 0, 15)];
+      e[0] = std::max<double>(e[0], v);
+      e[1] = std::min<double>(e[1], v * 0.5);
+      e[2] = std::min<double>(e[2], (v + 1000) % 256);
+      e[3] = static_cast<double>(static_cast<uint32_t>(static_cast<uint32_t>(e[3]) * static_cast<uint32_t>(2 * v + 1)));
+    }
+  auto check = [&](Func f, int k, auto sample) {
+    INFO(f.name());
+    f.gpu_tile(x, xo, xi, 16);
+    f.update(0).atomic().gpu_tile(r.x, r.y, Var("rxo"), Var("ryo"), Var("rxi"), Var("ryi"), 32, 8);
+    using T = decltype(sample);
+    Buffer<T> out = onGPU(f).realize<T>({16});
+    check_against(out, [&](const std::vector<int> &c) { return static_cast<T>(expected[c[0]][k]); });
+  };
+  Func mx("atomic_max"), mn("atomic_min_float"), narrow("atomic_min_uint8"), product("atomic_product");
+  mx(x) = -1000000000;
+  mx(bucket) = max(mx(bucket), in(r.x, r.y));
+  check(mx, 0, int32_t());
+  mn(x) = 1e9f;
+  mn(bucket) = min(mn(bucket), cast<float>(in(r.x, r.y)) * 0.5f);
+  check(mn, 1, float());
+  narrow(x) = cast<uint8_t>(255);
+  narrow(bucket) = min(narrow(bucket), cast<uint8_t>(in(r.x, r.y) + 1000));
+  check(narrow, 2, uint8_t());
+  product(x) = cast<uint32_t>(1);
+  product(bucket) = product(bucket) * cast<uint32_t>(in(r.x, r.y) * 2 + 1);
+  check(product, 3, uint32_t());
 }
 
 TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM and reuses memory", "[gpu]") {

@@ -190,6 +190,31 @@ TEST_CASE("PTX for a histogram with atomic updates", "[ptx]") {
   CHECK(assemble(ptx, "sm_80").empty());
 }
 
+TEST_CASE("PTX for atomic min, max and products: compare-and-swap loops", "[ptx]") {
+  ImageParam in(Int(32), 2, "in");
+  RDom r(0, in.width(), 0, in.height(), "r");
+  Var x("x"), xo("xo"), xi("xi");
+  Expr bucket = clamp(in(r.x, r.y) / 100, 0, 15);
+  Func mx("atomic_max"), mn("atomic_min_float"), narrow("atomic_min_uint8"), product("atomic_product_int64");
+  mx(x) = 0;
+  mx(bucket) = max(mx(bucket), in(r.x, r.y));
+  mn(x) = 0.0f;
+  mn(bucket) = min(mn(bucket), cast<float>(in(r.x, r.y)));
+  narrow(x) = cast<uint8_t>(255);
+  narrow(bucket) = min(narrow(bucket), cast<uint8_t>(in(r.x, r.y)));
+  product(x) = cast<int64_t>(1);
+  product(bucket) = product(bucket) * cast<int64_t>(in(r.x, r.y));
+  for (Func f : {mx, mn, narrow, product}) {
+    INFO(f.name());
+    f.gpu_tile(x, xo, xi, 16);
+    f.update(0).atomic().gpu_tile(r.x, r.y, Var("rxo"), Var("ryo"), Var("rxi"), Var("ryi"), 32, 8);
+    std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+    INFO(ptx);
+    CHECK_THAT(ptx, Catch::Contains("atom.global.cas") || Catch::Contains("atom.cas"));
+    CHECK(assemble(ptx, "sm_80").empty());
+  }
+}
+
 TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", "[ptx][errors]") {
   Pipelines p;
   Target cuda("host-cuda-cuda_capability_80");
