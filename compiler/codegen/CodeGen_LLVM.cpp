@@ -513,12 +513,48 @@ llvm::Value *CodeGen_LLVM::call_math(const std::string &name, Type t, const std:
   internal_error("codegen: unknown math function " + name);
 }
 
+llvm::Value *CodeGen_LLVM::bitwise(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
+  if (name == Call::BitwiseAnd)
+    return Builder->CreateAnd(args[0], args[1]);
+  if (name == Call::BitwiseOr)
+    return Builder->CreateOr(args[0], args[1]);
+  if (name == Call::BitwiseXor)
+    return Builder->CreateXor(args[0], args[1]);
+  if (name == Call::BitwiseNot)
+    return Builder->CreateNot(args[0]);
+  PTXJIT_INTERNAL_ASSERT(name == Call::ShiftLeft || name == Call::ShiftRight, "codegen: unknown intrinsic " + name);
+  // LLVM's shifts are poison from the width up; the language's shift every bit out there, and a
+  // negative signed amount shifts the other way.
+  llvm::Type *type = llvm_type_of(t);
+  llvm::Value *a = args[0], *amount = args[1];
+  llvm::Value *zero = llvm::Constant::getNullValue(type);
+  llvm::Value *width = llvm::ConstantInt::get(type, t.bits);
+  auto left = [&](llvm::Value *n) {
+    return Builder->CreateSelect(Builder->CreateICmpULT(n, width), Builder->CreateShl(a, n), zero);
+  };
+  auto right = [&](llvm::Value *n) {
+    llvm::Value *shifted = t.is_int() ? Builder->CreateAShr(a, n) : Builder->CreateLShr(a, n);
+    llvm::Value *allOut =
+        t.is_int() ? Builder->CreateAShr(a, llvm::ConstantInt::get(type, t.bits - 1)) : zero;
+    return Builder->CreateSelect(Builder->CreateICmpULT(n, width), shifted, allOut);
+  };
+  const bool isLeft = name == Call::ShiftLeft;
+  if (!t.is_int())
+    return isLeft ? left(amount) : right(amount);
+  // The magnitude of INT_MIN is itself, which as unsigned is past the width: every bit out.
+  llvm::Value *negative = Builder->CreateICmpSLT(amount, zero);
+  llvm::Value *magnitude = Builder->CreateSelect(negative, Builder->CreateNeg(amount), amount);
+  return Builder->CreateSelect(negative, isLeft ? right(magnitude) : left(magnitude),
+                               isLeft ? left(magnitude) : right(magnitude));
+}
+
 void CodeGen_LLVM::visit(const Call *op) {
-  PTXJIT_INTERNAL_ASSERT(op->call_type == Call::PureExtern, "codegen: call to " + op->name + " was not lowered");
+  PTXJIT_INTERNAL_ASSERT(op->call_type == Call::PureExtern || op->call_type == Call::Intrinsic,
+                         "codegen: call to " + op->name + " was not lowered");
   std::vector<llvm::Value *> args;
   for (const Expr &a : op->args)
     args.push_back(codegen(a));
-  Value = call_math(op->name, op->type, args);
+  Value = op->call_type == Call::Intrinsic ? bitwise(op->name, op->type, args) : call_math(op->name, op->type, args);
 }
 
 void CodeGen_LLVM::visit(const Let *op) {

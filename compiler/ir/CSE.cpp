@@ -92,7 +92,8 @@ int ValueNumbering::number(const Expr &e) {
     ++Entries[it->second].uses;
     return it->second;
   }
-  bool reads = e.as<Load>() || (e.as<Call>() && e.as<Call>()->call_type != Call::PureExtern);
+  bool reads = e.as<Load>() || (e.as<Call>() && e.as<Call>()->call_type != Call::PureExtern &&
+                                e.as<Call>()->call_type != Call::Intrinsic);
   for (int child : shallow.Children)
     reads = reads || Entries[child].reads;
   int n = static_cast<int>(Entries.size());

@@ -102,6 +102,15 @@ Expr toBool(Expr e, const char *what) {
   return e;
 }
 
+Expr bitwise(const char *name, const char *what, Expr a, Expr b) {
+  matchTypes(a, b, what);
+  if (a.type().is_float())
+    throw CompileError(std::string("operands of ") + what + " must be integers, not " + to_string(a.type()) + ": " +
+                       ir::to_string(a) + " " + what + " " + ir::to_string(b));
+  Type t = a.type();
+  return Call::make(t, name, {std::move(a), std::move(b)}, Call::Intrinsic);
+}
+
 } // namespace
 
 Expr operator+(Expr a, Expr b) {
@@ -166,6 +175,19 @@ Expr operator||(Expr a, Expr b) {
   return Or::make(a, b);
 }
 Expr operator!(Expr a) { return Not::make(toBool(a, "!")); }
+
+Expr operator&(Expr a, Expr b) { return bitwise(Call::BitwiseAnd, "&", std::move(a), std::move(b)); }
+Expr operator|(Expr a, Expr b) { return bitwise(Call::BitwiseOr, "|", std::move(a), std::move(b)); }
+Expr operator^(Expr a, Expr b) { return bitwise(Call::BitwiseXor, "^", std::move(a), std::move(b)); }
+Expr operator<<(Expr a, Expr b) { return bitwise(Call::ShiftLeft, "<<", std::move(a), std::move(b)); }
+Expr operator>>(Expr a, Expr b) { return bitwise(Call::ShiftRight, ">>", std::move(a), std::move(b)); }
+Expr operator~(Expr a) {
+  requireDefined(a, "~");
+  if (a.type().is_float())
+    throw CompileError("the operand of ~ must be an integer, not " + to_string(a.type()) + ": " + ir::to_string(a));
+  Type t = a.type();
+  return Call::make(t, Call::BitwiseNot, {std::move(a)}, Call::Intrinsic);
+}
 
 Expr min(Expr a, Expr b) {
   matchTypes(a, b, "min");

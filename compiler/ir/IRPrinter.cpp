@@ -2,6 +2,7 @@
 
 #include "IRVisitor.h"
 
+#include <map>
 #include <sstream>
 
 namespace ptxjit::ir {
@@ -121,7 +122,19 @@ private:
     print(op->value);
     Out << ")";
   }
-  void visit(const Call *op) override { function(op->name.c_str(), op->args); }
+  void visit(const Call *op) override {
+    static const std::map<std::string, const char *> infix = {{Call::BitwiseAnd, "&"}, {Call::BitwiseOr, "|"},
+                                                              {Call::BitwiseXor, "^"}, {Call::ShiftLeft, "<<"},
+                                                              {Call::ShiftRight, ">>"}};
+    if (op->call_type == Call::Intrinsic && op->name == Call::BitwiseNot) {
+      Out << "~";
+      print(op->args[0]);
+    } else if (auto it = infix.find(op->name); op->call_type == Call::Intrinsic && it != infix.end()) {
+      binary(op->args[0], it->second, op->args[1]);
+    } else {
+      function(op->name.c_str(), op->args);
+    }
+  }
   void visit(const Let *op) override {
     Out << "(let " << op->name << " = ";
     print(op->value);

@@ -253,7 +253,76 @@ private:
       if (Result.is_bounded())
         return;
     }
+    if (op->call_type == Call::Intrinsic && (op->type.is_int() || op->type.is_uint()) && bitwiseBounds(op))
+      return;
     typeBounds(op->type);
+  }
+
+  static bool nonNegative(const Interval &i) {
+    auto lo = as_const_int(i.min);
+    return lo && *lo >= 0;
+  }
+
+  // Bounds of the bitwise and shift intrinsics where the operands' bounds give any.
+  bool bitwiseBounds(const Call *op) {
+    const Type t = op->type;
+    const Expr zero = make_zero(t.element_of());
+    if (op->name == Call::BitwiseNot) {
+      // ~a is -1 - a (signed) or max - a (unsigned): decreasing.
+      Interval a = of(op->args[0]);
+      if (!a.is_bounded())
+        return false;
+      Expr top = t.is_int() ? make_const(t.element_of(), int64_t(-1)) : make_const(t.element_of(), int64_t(t.max_uint()));
+      Result = {simplify(Sub::make(top, a.max)), simplify(Sub::make(top, a.min))};
+      return true;
+    }
+    Interval a = of(op->args[0]), b = of(op->args[1]);
+    if (op->name == Call::BitwiseAnd) {
+      // A non-negative operand has every bit of the result: 0 <= a & b <= that operand.
+      Expr hi;
+      for (const Interval *i : {&a, &b})
+        if ((t.is_uint() || nonNegative(*i)) && i->max.defined())
+          hi = hi.defined() ? minOf(hi, i->max) : i->max;
+      if (!hi.defined())
+        return false;
+      Result = {zero, hi};
+      return true;
+    }
+    if (op->name == Call::BitwiseOr || op->name == Call::BitwiseXor) {
+      // Non-negative operands below 2^k give a result below 2^k.
+      auto hiA = as_const_int(a.max), hiB = as_const_int(b.max);
+      if (!nonNegative(a) || !nonNegative(b) || !hiA || !hiB)
+        return false;
+      uint64_t below = 1;
+      while (below <= uint64_t(std::max(*hiA, *hiB)))
+        below <<= 1;
+      Result = {zero, make_const(t.element_of(), int64_t(below - 1))};
+      return true;
+    }
+    // Shifts by a constant amount within the width.
+    auto amount = as_const_int(op->args[1]);
+    if (!amount || *amount < 0 || *amount >= t.bits)
+      return false;
+    if (op->name == Call::ShiftRight) {
+      // Rounds down, as division by 2^amount does: increasing.
+      Expr divisor = make_const(t.element_of(), int64_t(1) << *amount);
+      Result = {a.min.defined() ? simplify(Div::make(a.min, divisor)) : Expr(),
+                a.max.defined() ? simplify(Div::make(a.max, divisor)) : Expr()};
+      if (!Result.is_bounded())
+        typeBounds(t);
+      return true;
+    }
+    // A left shift wraps: only constant ends that do not overflow.
+    auto lo = as_const_int(a.min), hi = as_const_int(a.max);
+    if (!lo || !hi || *amount >= 62)
+      return false;
+    const __int128 typeMin = t.is_int() ? __int128(t.min_int()) : 0;
+    const __int128 typeMax = t.is_int() ? __int128(t.max_int()) : __int128(t.max_uint());
+    const __int128 scale = __int128(1) << *amount, scaledLo = __int128(*lo) * scale, scaledHi = __int128(*hi) * scale;
+    if (scaledLo < typeMin || scaledHi > typeMax)
+      return false;
+    Result = {make_const(t.element_of(), int64_t(scaledLo)), make_const(t.element_of(), int64_t(scaledHi))};
+    return true;
   }
 
   void visit(const Ramp *op) override {

@@ -28,6 +28,16 @@ Expr operator&&(Expr a, Expr b);
 Expr operator||(Expr a, Expr b);
 Expr operator!(Expr a);
 
+// Bitwise operators on integers (and booleans), on the operands' matched type. A shift by a
+// negative amount shifts the other way; shifting by the type's width or more gives 0, or -1 for
+// a negative signed value shifted right (all bits shifted out, as if one at a time).
+Expr operator&(Expr a, Expr b);
+Expr operator|(Expr a, Expr b);
+Expr operator^(Expr a, Expr b);
+Expr operator~(Expr a);
+Expr operator<<(Expr a, Expr b);
+Expr operator>>(Expr a, Expr b);
+
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
 Expr clamp(Expr value, Expr lo, Expr hi);

@@ -394,6 +394,40 @@ TEST_CASE("Atomic min, max and products on the GPU", "[gpu]") {
   check(product, 3, uint32_t());
 }
 
+TEST_CASE("Bitwise and shift operators on the GPU", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam a(Int(32), 1, "a"), b(UInt(8), 1, "b");
+  Buffer<int32_t> as(4096);
+  Buffer<uint8_t> bs(4096);
+  fill_random(as, seed, -2000000000, 2000000000);
+  fill_random(bs, seed + 1, 0, 255);
+  a.set(as);
+  b.set(bs);
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("bitwise");
+  // Shift amounts from -5 to 34 and from 0 to 255: both directions and past the width. Terms
+  // combine by xor, which cannot overflow.
+  f(x) = ((a(x) & 255) | (a(x) ^ x)) ^ (~a(x) << (x % 40 - 5)) ^ (a(x) >> cast<int32_t>(b(x))) ^
+         cast<int32_t>((b(x) << 3) >> cast<uint8_t>(x % 11));
+  f.gpu_tile(x, xo, xi, 64);
+  Buffer<int32_t> out = onGPU(f).realize<int32_t>({4096});
+  auto shl = [](int64_t v, int64_t n) -> int32_t {
+    if (n < 0)
+      return n <= -32 ? (v < 0 ? -1 : 0) : int32_t(v >> -n);
+    return n >= 32 ? 0 : int32_t(uint32_t(uint32_t(v) << n));
+  };
+  check_against(out, [&](const std::vector<int> &c) {
+    const int32_t v = as(c[0]);
+    const int i = c[0];
+    const int32_t shr = bs(i) >= 32 ? (v < 0 ? -1 : 0) : (v >> bs(i));
+    const uint8_t narrow = uint8_t(uint8_t(bs(i) << 3) >> (i % 11));
+    const int i11 = i % 11;
+    return ((v & 255) | (v ^ i)) ^ shl(~v, i % 40 - 5) ^ shr ^ int32_t(i11 >= 8 ? 0 : narrow);
+  });
+}
+
 TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM and reuses memory", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();

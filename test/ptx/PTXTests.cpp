@@ -357,3 +357,17 @@ TEST_CASE("Negations in PTX text become not and add", "[unit]") {
                                                 "\tneg.f32 \t%f2, %f1;\n"
                                                 "\t// neg.s32 in a comment\n");
 }
+
+TEST_CASE("PTX for bitwise and shift operators", "[ptx]") {
+  ImageParam a(Int(32), 1, "a"), b(UInt(8), 1, "b");
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("bitwise");
+  f(x) = ((a(x) & 255) | (a(x) ^ x)) + (~a(x) << (x % 40 - 5)) + (a(x) >> cast<int32_t>(b(x))) +
+         cast<int32_t>((b(x) << 3) >> cast<uint8_t>(x % 11));
+  f.gpu_tile(x, xo, xi, 64);
+  std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  INFO(ptx);
+  for (const char *op : {"and.b32", "or.b32", "xor.b32", "not.b32", "shl.b32", "shr.s32"})
+    CHECK_THAT(ptx, Catch::Contains(op));
+  CHECK(assemble(ptx, "sm_80").empty());
+}

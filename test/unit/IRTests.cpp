@@ -153,6 +153,25 @@ TEST_CASE("Substitution respects shadowing", "[unit][ir]") {
   CHECK_FALSE(uses_variable(e, "y"));
 }
 
+TEST_CASE("Interval arithmetic bounds masks, shifts and complements", "[unit][ir]") {
+  Scope scope{{"x", {Expr(0), Expr(9)}}, {"y", {Expr(-2), Expr(3)}}};
+  using Ends = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
+  auto bounds = [&](const Expr &e) -> Ends {
+    Interval i = bounds_of_expr_in_scope(e, scope);
+    return {as_const_int(simplify(i.min)), as_const_int(simplify(i.max))};
+  };
+  CHECK(bounds(v("x") & 4) == Ends(0, 4));
+  CHECK(bounds(v("q") & v("x")) == Ends(0, 9)); // a non-negative operand bounds any other
+  CHECK(bounds(v("x") | 4) == Ends(0, 15));
+  CHECK(bounds(v("x") ^ v("x")) == Ends(0, 15));
+  CHECK(bounds(v("y") >> 1) == Ends(-1, 1));
+  CHECK(bounds(v("y") << 3) == Ends(-16, 24));
+  CHECK(bounds(~v("y")) == Ends(-4, 1));
+  // Unknown: a mask of negative values, a shift by a variable amount.
+  CHECK_FALSE(bounds_of_expr_in_scope(v("y") & v("q"), scope).is_bounded());
+  CHECK_FALSE(bounds_of_expr_in_scope(v("x") << v("y"), scope).is_bounded());
+}
+
 TEST_CASE("Interval arithmetic bounds expressions", "[unit][ir]") {
   Scope scope{{"x", {Expr(0), Expr(9)}}, {"y", {Expr(-2), Expr(3)}}};
   auto bounds = [&](const Expr &e) {
