@@ -235,6 +235,14 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
                        bound(b.outer, "loop_max"));
       body = LetStmt::make(prefix + s.inner, inner, body);
       body = LetStmt::make(prefix + s.outer, outer, body);
+      // Both loops are non-empty when the fused one runs. Said as a guard, bounds inference
+      // narrows their maxes by it: an inner extent computed per iteration of an outer loop is
+      // otherwise bounded apart from the min it is relative to, and the clamps' lower ends drop
+      // below the loops' mins.
+      body = IfThenElse::make(
+          And::make(GE::make(bound(b.inner, "loop_max"), bound(b.inner, "loop_min")),
+                    GE::make(bound(b.outer, "loop_max"), bound(b.outer, "loop_min"))),
+          body);
     }
   }
 

@@ -852,6 +852,30 @@ TEST_CASE("A fused producer computed inside a consumer's loop reads only what it
   check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1] - 2) * 2 + 1; });
 }
 
+TEST_CASE("A split and fused producer computed in a consumer's split loop reads only what it needs", "[cpu][pipeline]") {
+  // Fuzz seeds 172002407 and 93001485 (refused): f1's region in each tile of f4 is
+  // [x - 2, min(x + 3, end)], and the extent of its fused loop was bounded apart from the min it
+  // is relative to, so the input was asked for 6 points before its start.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Var x("x"), xo("xo"), xi("xi"), xo1("xo1"), xi1("xi1"), fused("fused");
+  Func f1("f1"), f4("f4");
+  f1(x) = cast<int16_t>(in(x));
+  f4(x) = f1(x) * 3 + f1(x - 2);
+  f1.compute_at(f4, xo).split(x, xo1, xi1, 1).fuse(xo1, xi1, fused);
+  f4.split(x, xo, xi, 4);
+  // Exactly the region the output [-3, 14] reads.
+  Buffer<int32_t> input(20);
+  input.set_min({-5});
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Buffer<int16_t> out(18);
+  out.set_min({-3});
+  Pipeline(f4).realize(out);
+  check_against(out, [&](const std::vector<int> &c) { return int16_t(input(c[0]) * 3 + input(c[0] - 2)); });
+}
+
 TEST_CASE("Nested splits of split loops, reordered, compile and compute", "[cpu][pipeline]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);

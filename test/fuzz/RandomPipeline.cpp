@@ -64,6 +64,15 @@ Value intValue(Scalar t, __int128 v) {
   return {static_cast<int64_t>(u), 0};
 }
 
+// Two's complement wrap-around to t, for every integer type (shifts never overflow).
+Value wrapped(Scalar t, uint64_t v) {
+  const int bits = bitsOf(t);
+  uint64_t u = v & ((uint64_t(1) << bits) - 1);
+  if (isSigned(t) && (u >> (bits - 1)))
+    return {static_cast<int64_t>(u) - (int64_t(1) << bits), 0};
+  return {static_cast<int64_t>(u), 0};
+}
+
 Value floatValue(double d) {
   if (!(std::fabs(d) <= 1048576.0) || static_cast<double>(static_cast<float>(d)) != d)
     throw Discard{}; // too large, or rounded: compilers may round differently
@@ -198,8 +207,23 @@ private:
     }
     Node n;
     n.type = t;
-    int op = uniform(0, 10);
+    int op = uniform(0, isFloat(t) ? 10 : 12);
     auto child = [&](Scalar ct) { return node(ct, depth - 1, reduction, coords, rdim); };
+    if (op >= 11) {
+      // Bitwise operators; a shift's amount is mostly a constant near the width, either side.
+      static const Node::Kind bitwiseOps[] = {Node::And, Node::Or, Node::Xor, Node::Shl, Node::Shr};
+      n.kind = bitwiseOps[uniform(0, 4)];
+      n.children.push_back(child(t));
+      if ((n.kind == Node::Shl || n.kind == Node::Shr) && chance(0.7)) {
+        Node amount;
+        amount.type = t;
+        amount.value = uniform(isSigned(t) ? -3 : 0, bitsOf(t) + 2);
+        n.children.push_back(amount);
+      } else {
+        n.children.push_back(chance(0.3) ? constant(t) : child(t));
+      }
+      return n;
+    }
     // Floats are never divided (a quotient would round): they add or subtract instead.
     static const Node::Kind integerOps[] = {Node::Add, Node::Add, Node::Sub, Node::Mul,
                                             Node::Min, Node::Max, Node::Div, Node::Mod};
@@ -680,6 +704,22 @@ private:
         return intValue(t, euclidMod(a.i, b.i));
       }
     }
+    case Node::And:
+      return {arg(0).i & arg(1).i, 0};
+    case Node::Or:
+      return {arg(0).i | arg(1).i, 0};
+    case Node::Xor:
+      return {arg(0).i ^ arg(1).i, 0};
+    case Node::Shl:
+    case Node::Shr: {
+      // A negative amount shifts the other way; from the width up every bit is shifted out.
+      const int64_t a = arg(0).i, amount = arg(1).i;
+      const bool left = (n.kind == Node::Shl) == (amount >= 0);
+      const uint64_t magnitude = amount < 0 ? uint64_t(0) - uint64_t(amount) : uint64_t(amount);
+      if (magnitude >= uint64_t(bitsOf(t)))
+        return {left || a >= 0 ? 0 : -1, 0};
+      return left ? wrapped(t, uint64_t(a) << magnitude) : Value{a >> magnitude, 0};
+    }
     case Node::Min:
     case Node::Max: {
       Value a = arg(0), b = arg(1);
@@ -924,6 +964,16 @@ private:
       return min(arg(0), arg(1));
     case Node::Max:
       return max(arg(0), arg(1));
+    case Node::And:
+      return arg(0) & arg(1);
+    case Node::Or:
+      return arg(0) | arg(1);
+    case Node::Xor:
+      return arg(0) ^ arg(1);
+    case Node::Shl:
+      return arg(0) << arg(1);
+    case Node::Shr:
+      return arg(0) >> arg(1);
     case Node::Select:
       return select(arg(0) < arg(1), arg(2), arg(3));
     case Node::Clamp:
@@ -1070,6 +1120,16 @@ std::string describeNode(const PipelineDesc &p, const Node &n, const std::vector
     return "min(" + arg(0) + ", " + arg(1) + ")";
   case Node::Max:
     return "max(" + arg(0) + ", " + arg(1) + ")";
+  case Node::And:
+    return "(" + arg(0) + " & " + arg(1) + ")";
+  case Node::Or:
+    return "(" + arg(0) + " | " + arg(1) + ")";
+  case Node::Xor:
+    return "(" + arg(0) + " ^ " + arg(1) + ")";
+  case Node::Shl:
+    return "(" + arg(0) + " << " + arg(1) + ")";
+  case Node::Shr:
+    return "(" + arg(0) + " >> " + arg(1) + ")";
   case Node::Select:
     return "select(" + arg(0) + " < " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
   case Node::Clamp: {
