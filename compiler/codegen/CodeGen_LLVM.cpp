@@ -10,6 +10,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <functional>
+#include <set>
 
 namespace ptxjit::codegen {
 
@@ -494,26 +495,51 @@ llvm::Value *CodeGen_LLVM::call_math(const std::string &name, Type t, const std:
   static const std::map<std::string, llvm::Intrinsic::ID> intrinsics = {
       {"sqrt", llvm::Intrinsic::sqrt},   {"exp", llvm::Intrinsic::exp},     {"log", llvm::Intrinsic::log},
       {"pow", llvm::Intrinsic::pow},     {"sin", llvm::Intrinsic::sin},     {"cos", llvm::Intrinsic::cos},
-      {"floor", llvm::Intrinsic::floor}, {"ceil", llvm::Intrinsic::ceil}, {"round", llvm::Intrinsic::roundeven}};
+      {"floor", llvm::Intrinsic::floor}, {"ceil", llvm::Intrinsic::ceil}, {"round", llvm::Intrinsic::roundeven},
+      {"trunc", llvm::Intrinsic::trunc}, {"fabs", llvm::Intrinsic::fabs}};
+  // No LLVM intrinsic: the C library's, one lane at a time.
+  static const std::set<std::string> libm = {"tanh", "tan",  "asin",  "acos",  "atan", "atan2",
+                                             "sinh", "cosh", "asinh", "acosh", "atanh"};
   llvm::Type *type = llvm_type_of(t);
   if (auto it = intrinsics.find(name); it != intrinsics.end())
     return Builder->CreateIntrinsic(it->second, {type}, args);
-  if (name == "tanh") {
-    // No LLVM intrinsic: the C library's, one lane at a time.
-    llvm::Type *scalar = llvm_type_of(t.element_of());
-    llvm::FunctionCallee f =
-        Module->getOrInsertFunction(t.bits == 32 ? "tanhf" : "tanh", llvm::FunctionType::get(scalar, {scalar}, false));
-    if (t.is_scalar())
-      return Builder->CreateCall(f, args);
-    llvm::Value *result = llvm::UndefValue::get(type);
-    for (int i = 0; i < t.lanes; ++i)
-      result = Builder->CreateInsertElement(result, Builder->CreateCall(f, {Builder->CreateExtractElement(args[0], i)}), i);
-    return result;
+  PTXJIT_INTERNAL_ASSERT(libm.count(name), "codegen: unknown math function " + name);
+  llvm::Type *scalar = llvm_type_of(t.element_of());
+  std::vector<llvm::Type *> params(args.size(), scalar);
+  llvm::FunctionCallee f =
+      Module->getOrInsertFunction(t.bits == 32 ? name + "f" : name, llvm::FunctionType::get(scalar, params, false));
+  if (t.is_scalar())
+    return Builder->CreateCall(f, args);
+  llvm::Value *result = llvm::UndefValue::get(type);
+  for (int i = 0; i < t.lanes; ++i) {
+    std::vector<llvm::Value *> lane;
+    for (llvm::Value *a : args)
+      lane.push_back(Builder->CreateExtractElement(a, i));
+    result = Builder->CreateInsertElement(result, Builder->CreateCall(f, lane), i);
   }
-  internal_error("codegen: unknown math function " + name);
+  return result;
 }
 
-llvm::Value *CodeGen_LLVM::bitwise(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
+llvm::Value *CodeGen_LLVM::call_intrinsic(const std::string &name, Type t, const std::vector<Expr> &operands,
+                                           const std::vector<llvm::Value *> &args) {
+  if (name == Call::Reinterpret)
+    return Builder->CreateBitCast(args[0], llvm_type_of(t));
+  if (name == Call::IsNan || name == Call::IsInf || name == Call::IsFinite) {
+    // On the bits, so that the fast-math flags of float code cannot fold the test away.
+    const Type from = operands[0].type();
+    llvm::Type *bitsType = llvm_type_of(Type(Type::UInt, from.bits, from.lanes));
+    llvm::Value *bits = Builder->CreateBitCast(args[0], bitsType);
+    const int mantissaBits = from.bits == 64 ? 52 : from.bits == 32 ? 23 : 10;
+    const uint64_t magnitudeMask = (uint64_t(1) << (from.bits - 1)) - 1;
+    const uint64_t infinity = ((uint64_t(1) << (from.bits - 1 - mantissaBits)) - 1) << mantissaBits;
+    llvm::Value *magnitude = Builder->CreateAnd(bits, llvm::ConstantInt::get(bitsType, magnitudeMask));
+    llvm::Value *inf = llvm::ConstantInt::get(bitsType, infinity);
+    if (name == Call::IsNan)
+      return Builder->CreateICmpUGT(magnitude, inf);
+    if (name == Call::IsInf)
+      return Builder->CreateICmpEQ(magnitude, inf);
+    return Builder->CreateICmpULT(magnitude, inf);
+  }
   if (name == Call::BitwiseAnd)
     return Builder->CreateAnd(args[0], args[1]);
   if (name == Call::BitwiseOr)
@@ -554,7 +580,8 @@ void CodeGen_LLVM::visit(const Call *op) {
   std::vector<llvm::Value *> args;
   for (const Expr &a : op->args)
     args.push_back(codegen(a));
-  Value = op->call_type == Call::Intrinsic ? bitwise(op->name, op->type, args) : call_math(op->name, op->type, args);
+  Value = op->call_type == Call::Intrinsic ? call_intrinsic(op->name, op->type, op->args, args)
+                                           : call_math(op->name, op->type, args);
 }
 
 void CodeGen_LLVM::visit(const Let *op) {

@@ -99,8 +99,10 @@ private:
   llvm::Value *integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod);
   llvm::Value *elementPointer(const std::string &buffer, Type t, llvm::Value *index);
   void atomicStore(const ir::Store *op);
-  /// The bitwise and shift intrinsics (Call::BitwiseAnd, ...).
-  llvm::Value *bitwise(const std::string &name, Type t, const std::vector<llvm::Value *> &args);
+  /// The language's intrinsics (Call::BitwiseAnd, Call::Reinterpret, Call::IsNan, ...) of
+  /// `operands`, whose values are `args`.
+  llvm::Value *call_intrinsic(const std::string &name, Type t, const std::vector<Expr> &operands,
+                              const std::vector<llvm::Value *> &args);
   llvm::Value *multiplyAdd(const Expr &x, const Expr &y, bool subtract);
   llvm::Value *denseBase(const Expr &index);
 };

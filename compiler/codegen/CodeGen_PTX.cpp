@@ -294,8 +294,11 @@ void CodeGen_PTX::visit(const AssertStmt *op) { internal_error("PTX codegen: ass
 
 llvm::Value *CodeGen_PTX::call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
   static const std::map<std::string, std::string> names = {
-      {"sqrt", "sqrt"}, {"exp", "exp"},     {"log", "log"},   {"pow", "pow"},     {"sin", "sin"},
-      {"cos", "cos"},   {"tanh", "tanh"},   {"floor", "floor"}, {"ceil", "ceil"}, {"round", "rint"}};
+      {"sqrt", "sqrt"},   {"exp", "exp"},     {"log", "log"},     {"pow", "pow"},     {"sin", "sin"},
+      {"cos", "cos"},     {"tanh", "tanh"},   {"floor", "floor"}, {"ceil", "ceil"},   {"round", "rint"},
+      {"trunc", "trunc"}, {"fabs", "fabs"},   {"tan", "tan"},     {"asin", "asin"},   {"acos", "acos"},
+      {"atan", "atan"},   {"atan2", "atan2"}, {"sinh", "sinh"},   {"cosh", "cosh"},   {"asinh", "asinh"},
+      {"acosh", "acosh"}, {"atanh", "atanh"}};
   auto it = names.find(name);
   PTXJIT_INTERNAL_ASSERT(it != names.end(), "PTX codegen: unknown math function " + name);
   PTXJIT_INTERNAL_ASSERT(t.bits == 32 || t.bits == 64, "PTX codegen: " + name + " of " + to_string(t));

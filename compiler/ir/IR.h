@@ -152,7 +152,9 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
   };
   /// Names of the intrinsics the language makes; the code generators implement them.
   static constexpr const char *BitwiseAnd = "bitwise_and", *BitwiseOr = "bitwise_or", *BitwiseXor = "bitwise_xor",
-                              *BitwiseNot = "bitwise_not", *ShiftLeft = "shift_left", *ShiftRight = "shift_right";
+                              *BitwiseNot = "bitwise_not", *ShiftLeft = "shift_left", *ShiftRight = "shift_right",
+                              *Reinterpret = "reinterpret", *IsNan = "is_nan", *IsInf = "is_inf",
+                              *IsFinite = "is_finite";
   Call(Type t, std::string n, std::vector<Expr> a, CallType ct)
       : ExprNode(t), name(std::move(n)), args(std::move(a)), call_type(ct) {}
   std::string name;

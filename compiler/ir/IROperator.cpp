@@ -3,6 +3,9 @@
 #include "Constants.h"
 #include "IRPrinter.h"
 
+#include <cmath>
+#include <limits>
+
 namespace ptxjit {
 namespace {
 
@@ -92,6 +95,22 @@ Expr mathCall(const char *name, Expr x) {
   x = toFloat(std::move(x), name);
   Type t = x.type();
   return Call::make(t, name, {std::move(x)}, Call::PureExtern);
+}
+
+Expr mathCall2(const char *name, Expr x, Expr y) {
+  x = toFloat(std::move(x), name);
+  y = toFloat(std::move(y), name);
+  matchTypes(x, y, name);
+  Type t = x.type();
+  return Call::make(t, name, {std::move(x), std::move(y)}, Call::PureExtern);
+}
+
+Expr floatTest(const char *name, Expr x) {
+  requireDefined(x, name);
+  if (!x.type().is_float())
+    throw CompileError(std::string(name) + " of " + to_string(x.type()) + ": the argument must be a float");
+  const int lanes = x.type().lanes;
+  return Call::make(Bool(lanes), name, {std::move(x)}, Call::Intrinsic);
 }
 
 Expr toBool(Expr e, const char *what) {
@@ -206,9 +225,25 @@ Expr clamp(Expr value, Expr lo, Expr hi) {
 }
 Expr abs(Expr a) {
   requireDefined(a, "abs");
-  if (a.type().code == Type::UInt)
+  const Type t = a.type();
+  if (t.code == Type::UInt)
     return a;
-  return Select::make(a < make_zero(a.type()), -a, a);
+  if (t.is_float())
+    return Call::make(t, "fabs", {std::move(a)}, Call::PureExtern);
+  // In the unsigned type the negation of the minimum is its magnitude.
+  const Type ut = t.with_code(Type::UInt);
+  Expr u = Cast::make(ut, a);
+  return Select::make(LT::make(a, make_zero(t)), Sub::make(make_zero(ut), u), u);
+}
+Expr absd(Expr a, Expr b) {
+  matchTypes(a, b, "absd");
+  const Type t = a.type();
+  if (t.is_float())
+    return abs(Sub::make(a, b));
+  // The difference of two values of a width fits the unsigned type of that width.
+  const Type ut = t.with_code(Type::UInt);
+  Expr ua = t == ut ? a : Expr(Cast::make(ut, a)), ub = t == ut ? b : Expr(Cast::make(ut, b));
+  return Select::make(LT::make(a, b), Sub::make(ub, ua), Sub::make(ua, ub));
 }
 Expr select(Expr condition, Expr true_value, Expr false_value) {
   condition = toBool(condition, "select");
@@ -229,6 +264,85 @@ Expr cast(Type t, Expr value) {
   return Cast::make(t, std::move(value));
 }
 
+Expr saturating_cast(Type t, Expr value) {
+  requireDefined(value, "saturating_cast");
+  const Type from = value.type();
+  if (t.is_scalar() && from.is_vector())
+    t = t.with_lanes(from.lanes);
+  if (from == t)
+    return value;
+  if (t.is_bool())
+    return cast(t, NE::make(value, make_zero(from)));
+  if (t.is_float()) {
+    if (from.is_float() && from.bits > t.bits) {
+      const Expr largest = make_const(from.element_of(), double(std::numeric_limits<float>::max()));
+      value = Max::make(Min::make(value, broadcastTo(largest, from.lanes)),
+                        broadcastTo(make_const(from.element_of(), -double(std::numeric_limits<float>::max())), from.lanes));
+    }
+    return cast(t, value);
+  }
+  const __int128 lo = t.is_int() ? __int128(t.min_int()) : 0;
+  const __int128 hi = t.is_int() ? __int128(t.max_int()) : __int128(t.max_uint());
+  if (from.is_float()) {
+    // The largest float of the source type not above the maximum (2^31 - 1 is not a float).
+    long double top = static_cast<long double>(hi);
+    double limit = from.bits == 32 ? double(static_cast<float>(top)) : static_cast<double>(top);
+    if (static_cast<long double>(limit) > top)
+      limit = from.bits == 32 ? double(std::nextafter(static_cast<float>(limit), 0.0f)) : std::nextafter(limit, 0.0);
+    Expr clamped = Max::make(Min::make(value, broadcastTo(make_const(from.element_of(), limit), from.lanes)),
+                             broadcastTo(make_const(from.element_of(), double(lo)), from.lanes));
+    return Select::make(is_nan(value), broadcastTo(make_zero(t.element_of()), t.lanes), cast(t, clamped));
+  }
+  if (t.can_represent(from))
+    return cast(t, value);
+  // Integers: clamp in the source type to the part of the target's range it can hold.
+  const __int128 fromLo = from.is_int() ? __int128(from.min_int()) : 0;
+  const __int128 fromHi = from.is_int() ? __int128(from.max_int()) : __int128(from.max_uint());
+  auto constant = [&](__int128 v) {
+    return broadcastTo(from.is_int() ? make_const(from.element_of(), int64_t(v))
+                                     : Expr(UIntImm::make(from.element_of(), uint64_t(v))),
+                       from.lanes);
+  };
+  Expr clamped = value;
+  if (hi < fromHi)
+    clamped = Min::make(clamped, constant(hi));
+  if (lo > fromLo)
+    clamped = Max::make(clamped, constant(lo));
+  return cast(t, clamped);
+}
+
+Expr reinterpret(Type t, Expr value) {
+  requireDefined(value, "reinterpret");
+  const Type from = value.type();
+  if (t.is_scalar() && from.is_vector())
+    t = t.with_lanes(from.lanes);
+  if (t.bits * t.lanes != from.bits * from.lanes || t.is_bool() || from.is_bool())
+    throw CompileError("reinterpret of " + to_string(from) + " as " + to_string(t) +
+                       ": the types must have the same number of bits (and not be bool)");
+  if (from == t)
+    return value;
+  return Call::make(t, Call::Reinterpret, {std::move(value)}, Call::Intrinsic);
+}
+
+Expr u8(Expr e) { return cast(UInt(8), std::move(e)); }
+Expr u16(Expr e) { return cast(UInt(16), std::move(e)); }
+Expr u32(Expr e) { return cast(UInt(32), std::move(e)); }
+Expr u64(Expr e) { return cast(UInt(64), std::move(e)); }
+Expr i8(Expr e) { return cast(Int(8), std::move(e)); }
+Expr i16(Expr e) { return cast(Int(16), std::move(e)); }
+Expr i32(Expr e) { return cast(Int(32), std::move(e)); }
+Expr i64(Expr e) { return cast(Int(64), std::move(e)); }
+Expr f32(Expr e) { return cast(Float(32), std::move(e)); }
+Expr f64(Expr e) { return cast(Float(64), std::move(e)); }
+Expr u8_sat(Expr e) { return saturating_cast(UInt(8), std::move(e)); }
+Expr u16_sat(Expr e) { return saturating_cast(UInt(16), std::move(e)); }
+Expr u32_sat(Expr e) { return saturating_cast(UInt(32), std::move(e)); }
+Expr u64_sat(Expr e) { return saturating_cast(UInt(64), std::move(e)); }
+Expr i8_sat(Expr e) { return saturating_cast(Int(8), std::move(e)); }
+Expr i16_sat(Expr e) { return saturating_cast(Int(16), std::move(e)); }
+Expr i32_sat(Expr e) { return saturating_cast(Int(32), std::move(e)); }
+Expr i64_sat(Expr e) { return saturating_cast(Int(64), std::move(e)); }
+
 Expr sqrt(Expr x) { return mathCall("sqrt", std::move(x)); }
 Expr exp(Expr x) { return mathCall("exp", std::move(x)); }
 Expr log(Expr x) { return mathCall("log", std::move(x)); }
@@ -238,12 +352,37 @@ Expr tanh(Expr x) { return mathCall("tanh", std::move(x)); }
 Expr floor(Expr x) { return mathCall("floor", std::move(x)); }
 Expr ceil(Expr x) { return mathCall("ceil", std::move(x)); }
 Expr round(Expr x) { return mathCall("round", std::move(x)); }
-Expr pow(Expr x, Expr y) {
-  x = toFloat(std::move(x), "pow");
-  y = toFloat(std::move(y), "pow");
-  matchTypes(x, y, "pow");
-  Type t = x.type();
-  return Call::make(t, "pow", {x, y}, Call::PureExtern);
+Expr trunc(Expr x) { return mathCall("trunc", std::move(x)); }
+Expr tan(Expr x) { return mathCall("tan", std::move(x)); }
+Expr asin(Expr x) { return mathCall("asin", std::move(x)); }
+Expr acos(Expr x) { return mathCall("acos", std::move(x)); }
+Expr atan(Expr x) { return mathCall("atan", std::move(x)); }
+Expr sinh(Expr x) { return mathCall("sinh", std::move(x)); }
+Expr cosh(Expr x) { return mathCall("cosh", std::move(x)); }
+Expr asinh(Expr x) { return mathCall("asinh", std::move(x)); }
+Expr acosh(Expr x) { return mathCall("acosh", std::move(x)); }
+Expr atanh(Expr x) { return mathCall("atanh", std::move(x)); }
+Expr pow(Expr x, Expr y) { return mathCall2("pow", std::move(x), std::move(y)); }
+Expr atan2(Expr y, Expr x) { return mathCall2("atan2", std::move(y), std::move(x)); }
+Expr fast_pow(Expr x, Expr y) { return pow(std::move(x), std::move(y)); }
+Expr fast_exp(Expr x) { return exp(std::move(x)); }
+Expr fast_log(Expr x) { return log(std::move(x)); }
+
+Expr lerp(Expr zero_val, Expr one_val, Expr weight) {
+  requireDefined(zero_val, "lerp");
+  requireDefined(one_val, "lerp");
+  requireDefined(weight, "lerp");
+  if (!zero_val.type().is_float() || !one_val.type().is_float())
+    throw CompileError("lerp of " + to_string(zero_val.type()) + " values: only floats are supported; convert "
+                       "integers to float and back (e.g. u8_sat(lerp(f32(a), f32(b), w) + 0.5f))");
+  matchTypes(zero_val, one_val, "lerp");
+  weight = cast(zero_val.type(), toFloat(std::move(weight), "lerp"));
+  Expr one = broadcastTo(make_one(zero_val.type().element_of()), zero_val.type().lanes);
+  return zero_val * (one - weight) + one_val * weight;
 }
+
+Expr is_nan(Expr x) { return floatTest(Call::IsNan, std::move(x)); }
+Expr is_inf(Expr x) { return floatTest(Call::IsInf, std::move(x)); }
+Expr is_finite(Expr x) { return floatTest(Call::IsFinite, std::move(x)); }
 
 } // namespace ptxjit

@@ -435,7 +435,12 @@ private:
             {"log", [](double v) { return std::log(v); }},     {"sin", [](double v) { return std::sin(v); }},
             {"cos", [](double v) { return std::cos(v); }},     {"tanh", [](double v) { return std::tanh(v); }},
             {"floor", [](double v) { return std::floor(v); }}, {"ceil", [](double v) { return std::ceil(v); }},
-            {"round", [](double v) { return std::nearbyint(v); }}};
+            {"round", [](double v) { return std::nearbyint(v); }}, {"trunc", [](double v) { return std::trunc(v); }},
+            {"fabs", [](double v) { return std::fabs(v); }},   {"tan", [](double v) { return std::tan(v); }},
+            {"asin", [](double v) { return std::asin(v); }},   {"acos", [](double v) { return std::acos(v); }},
+            {"atan", [](double v) { return std::atan(v); }},   {"sinh", [](double v) { return std::sinh(v); }},
+            {"cosh", [](double v) { return std::cosh(v); }},   {"asinh", [](double v) { return std::asinh(v); }},
+            {"acosh", [](double v) { return std::acosh(v); }}, {"atanh", [](double v) { return std::atanh(v); }}};
         if (auto it = folds.find(call->name); it != folds.end())
           return make_const(call->type, it->second(*x));
       }

@@ -41,11 +41,42 @@ Expr operator>>(Expr a, Expr b);
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);
 Expr clamp(Expr value, Expr lo, Expr hi);
+/// |a|; of a signed integer, the unsigned integer of the same width (|INT8_MIN| is 128).
 Expr abs(Expr a);
+/// |a - b| without overflow; of integers, the unsigned integer of the same width.
+Expr absd(Expr a, Expr b);
 Expr select(Expr condition, Expr true_value, Expr false_value);
 
+/// Converts, wrapping integers that do not fit and truncating floats toward zero (a float
+/// outside the integer type's range is undefined, as in C++).
 Expr cast(Type t, Expr value);
 template <typename T> Expr cast(Expr value) { return cast(type_of<T>(), std::move(value)); }
+/// Converts, clamping to the range of `t` first (NaN becomes 0).
+Expr saturating_cast(Type t, Expr value);
+template <typename T> Expr saturating_cast(Expr value) { return saturating_cast(type_of<T>(), std::move(value)); }
+/// The same bits seen as another type of the same width.
+Expr reinterpret(Type t, Expr value);
+template <typename T> Expr reinterpret(Expr value) { return reinterpret(type_of<T>(), std::move(value)); }
+
+// Halide's shorthands: u8(e) is cast<uint8_t>(e), u8_sat(e) saturating_cast<uint8_t>(e).
+Expr u8(Expr e);
+Expr u16(Expr e);
+Expr u32(Expr e);
+Expr u64(Expr e);
+Expr i8(Expr e);
+Expr i16(Expr e);
+Expr i32(Expr e);
+Expr i64(Expr e);
+Expr f32(Expr e);
+Expr f64(Expr e);
+Expr u8_sat(Expr e);
+Expr u16_sat(Expr e);
+Expr u32_sat(Expr e);
+Expr u64_sat(Expr e);
+Expr i8_sat(Expr e);
+Expr i16_sat(Expr e);
+Expr i32_sat(Expr e);
+Expr i64_sat(Expr e);
 
 // Math on floats; integer arguments are converted to float32.
 Expr sqrt(Expr x);
@@ -58,6 +89,27 @@ Expr tanh(Expr x);
 Expr floor(Expr x);
 Expr ceil(Expr x);
 Expr round(Expr x);
+Expr trunc(Expr x);
+Expr tan(Expr x);
+Expr asin(Expr x);
+Expr acos(Expr x);
+Expr atan(Expr x);
+Expr atan2(Expr y, Expr x);
+Expr sinh(Expr x);
+Expr cosh(Expr x);
+Expr asinh(Expr x);
+Expr acosh(Expr x);
+Expr atanh(Expr x);
+/// zero_val * (1 - weight) + one_val * weight, on floats.
+Expr lerp(Expr zero_val, Expr one_val, Expr weight);
+// Halide's fast approximations; here the same functions, which already allow approximate math.
+Expr fast_pow(Expr x, Expr y);
+Expr fast_exp(Expr x);
+Expr fast_log(Expr x);
+/// Tests of a float that hold whatever the optimizer assumes about NaN and infinity elsewhere.
+Expr is_nan(Expr x);
+Expr is_inf(Expr x);
+Expr is_finite(Expr x);
 
 } // namespace ptxjit
 

@@ -6,7 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -139,4 +143,190 @@ TEST_CASE("Masks and shifts bound the coordinates they compute", "[cpu][language
   check_against(out, [&](const std::vector<int> &c) { return input(c[0] & 15) * 2.0f + input(c[0] >> 1); });
   std::string lowered = Pipeline(f).lowered_stmt(Target("host"));
   CHECK_THAT(lowered, Catch::Contains("allocate table[float32 * 16]"));
+}
+
+namespace {
+
+template <typename T> void checkMath(bool vectorize) {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed << ", " << sizeof(T) * 8 << "-bit floats" << (vectorize ? ", vectorized" : ""));
+  const int n = 131;
+  Buffer<T> unit(n), wide(n), above(n);
+  fill_random(unit, seed, -0.999, 0.999); // asin acos atanh
+  fill_random(wide, seed + 1, -8.0, 8.0);
+  fill_random(above, seed + 2, 1.0, 30.0); // acosh, pow's base
+  ImageParam u(type_of<T>(), 1, "u"), w(type_of<T>(), 1, "w"), a(type_of<T>(), 1, "a");
+  u.set(unit);
+  w.set(wide);
+  a.set(above);
+  Var x("x");
+  struct Case {
+    const char *name;
+    Expr value;
+    std::function<double(int)> reference;
+  };
+  std::vector<Case> cases = {
+      {"tan", tan(w(x) * T(0.15)), [&](int i) { return std::tan(double(T(wide(i) * T(0.15)))); }},
+      {"asin", asin(u(x)), [&](int i) { return std::asin(double(unit(i))); }},
+      {"acos", acos(u(x)), [&](int i) { return std::acos(double(unit(i))); }},
+      {"atan", atan(w(x)), [&](int i) { return std::atan(double(wide(i))); }},
+      {"atan2", atan2(w(x), u(x)), [&](int i) { return std::atan2(double(wide(i)), double(unit(i))); }},
+      {"sinh", sinh(w(x)), [&](int i) { return std::sinh(double(wide(i))); }},
+      {"cosh", cosh(w(x)), [&](int i) { return std::cosh(double(wide(i))); }},
+      {"asinh", asinh(w(x)), [&](int i) { return std::asinh(double(wide(i))); }},
+      {"acosh", acosh(a(x)), [&](int i) { return std::acosh(double(above(i))); }},
+      {"atanh", atanh(u(x)), [&](int i) { return std::atanh(double(unit(i))); }},
+      {"trunc", trunc(w(x)), [&](int i) { return std::trunc(double(wide(i))); }},
+      {"abs", abs(w(x)), [&](int i) { return std::fabs(double(wide(i))); }},
+      {"absd", absd(w(x), u(x)), [&](int i) { return std::fabs(double(T(wide(i) - unit(i)))); }},
+      {"lerp", lerp(w(x), a(x), (u(x) + 1) / 2),
+       [&](int i) {
+         const double t = double(T((unit(i) + T(1)) / T(2)));
+         return double(wide(i)) * (1 - t) + double(above(i)) * t;
+       }},
+      {"fast_pow", fast_pow(a(x), u(x)), [&](int i) { return std::pow(double(above(i)), double(unit(i))); }},
+      {"fast_exp", fast_exp(w(x)), [&](int i) { return std::exp(double(wide(i))); }},
+      {"fast_log", fast_log(a(x)), [&](int i) { return std::log(double(above(i))); }},
+  };
+  for (Case &c : cases) {
+    INFO(c.name);
+    Func f(std::string("math_") + c.name);
+    f(x) = c.value;
+    if (vectorize)
+      f.vectorize(x, 8);
+    Buffer<T> out = Pipeline(f).realize<T>({n});
+    check_against(out, [&](const std::vector<int> &i) { return T(c.reference(i[0])); }, sizeof(T) == 4 ? 2e-5 : 1e-12);
+  }
+}
+
+} // namespace
+
+TEST_CASE("Math functions against the C library", "[cpu][language]") {
+  for (bool vectorize : {false, true}) {
+    checkMath<float>(vectorize);
+    checkMath<double>(vectorize);
+  }
+}
+
+TEST_CASE("abs and absd of integers are unsigned and never overflow", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam a(Int(8), 1, "a"), b(Int(8), 1, "b"), c(Int(32), 1, "c");
+  Buffer<int8_t> as(100), bs(100);
+  Buffer<int32_t> cs(100);
+  fill_random(as, seed, -128, 127);
+  fill_random(bs, seed + 1, -128, 127);
+  fill_random(cs, seed + 2, -2147483647.0, 2147483647.0);
+  as(0) = -128;
+  bs(0) = 127;
+  cs(0) = INT32_MIN;
+  a.set(as);
+  b.set(bs);
+  c.set(cs);
+  Var x("x");
+  CHECK(abs(a(x)).type() == UInt(8));
+  CHECK(absd(a(x), b(x)).type() == UInt(8));
+  CHECK(abs(c(x)).type() == UInt(32));
+  Func f("abs_int8"), g("absd_int8"), h("abs_int32");
+  f(x) = abs(a(x));
+  g(x) = absd(a(x), b(x));
+  h(x) = abs(c(x));
+  h.vectorize(x, 4);
+  check_against(Pipeline(f).realize<uint8_t>({100}), [&](const std::vector<int> &i) { return std::abs(int(as(i[0]))); });
+  check_against(Pipeline(g).realize<uint8_t>({100}),
+                [&](const std::vector<int> &i) { return std::abs(int(as(i[0])) - int(bs(i[0]))); });
+  check_against(Pipeline(h).realize<uint32_t>({100}),
+                [&](const std::vector<int> &i) { return double(std::abs(int64_t(cs(i[0])))); });
+}
+
+TEST_CASE("Saturating casts clamp to the target's range; reinterpret keeps the bits", "[cpu][language]") {
+  ImageParam fin(Float(32), 1, "fin"), iin(Int(32), 1, "iin"), din(Float(64), 1, "din"), lin(Int(64), 1, "lin");
+  Buffer<float> floats(8);
+  const float specials[] = {-1e10f, -129.5f, -0.75f, 0.5f, 255.9f, 3e9f, 1e30f, NAN};
+  for (int i = 0; i < 8; ++i)
+    floats(i) = specials[i];
+  Buffer<int32_t> ints(6);
+  const int32_t intValues[] = {INT32_MIN, -40000, -129, 100, 70000, INT32_MAX};
+  for (int i = 0; i < 6; ++i)
+    ints(i) = intValues[i];
+  Buffer<double> doubles(4);
+  const double doubleValues[] = {-1e300, -3.5, 1e39, 1e300};
+  for (int i = 0; i < 4; ++i)
+    doubles(i) = doubleValues[i];
+  Buffer<int64_t> longs(4);
+  const int64_t longValues[] = {INT64_MIN, -5000000000, 7, INT64_MAX};
+  for (int i = 0; i < 4; ++i)
+    longs(i) = longValues[i];
+  fin.set(floats);
+  iin.set(ints);
+  din.set(doubles);
+  lin.set(longs);
+  Var x("x");
+  auto realize = [&](Expr e, int n) {
+    Func f;
+    f(x) = e;
+    return Pipeline(f);
+  };
+  auto saturate = [](double v, double lo, double hi) { return std::isnan(v) ? 0.0 : std::clamp(std::trunc(v), lo, hi); };
+  check_against(realize(u8_sat(fin(x)), 8).realize<uint8_t>({8}),
+                [&](const std::vector<int> &i) { return saturate(floats(i[0]), 0, 255); });
+  check_against(realize(i8_sat(fin(x)), 8).realize<int8_t>({8}),
+                [&](const std::vector<int> &i) { return saturate(floats(i[0]), -128, 127); });
+  check_against(realize(i32_sat(fin(x)), 8).realize<int32_t>({8}),
+                [&](const std::vector<int> &i) { return saturate(floats(i[0]), INT32_MIN, 2147483520.0); });
+  check_against(realize(u32_sat(fin(x)), 8).realize<uint32_t>({8}),
+                [&](const std::vector<int> &i) { return saturate(floats(i[0]), 0, 4294967040.0); });
+  check_against(realize(u8_sat(iin(x)), 6).realize<uint8_t>({6}),
+                [&](const std::vector<int> &i) { return std::clamp(ints(i[0]), 0, 255); });
+  check_against(realize(i16_sat(iin(x)), 6).realize<int16_t>({6}),
+                [&](const std::vector<int> &i) { return std::clamp(ints(i[0]), -32768, 32767); });
+  check_against(realize(u32_sat(iin(x)), 6).realize<uint32_t>({6}),
+                [&](const std::vector<int> &i) { return double(std::max(ints(i[0]), 0)); });
+  check_against(realize(i32_sat(u32(iin(x))), 6).realize<int32_t>({6}), [&](const std::vector<int> &i) {
+    return double(std::min<uint32_t>(uint32_t(ints(i[0])), uint32_t(INT32_MAX)));
+  });
+  check_against(realize(i32_sat(lin(x)), 4).realize<int32_t>({4}), [&](const std::vector<int> &i) {
+    return double(std::clamp<int64_t>(longs(i[0]), INT32_MIN, INT32_MAX));
+  });
+  check_against(realize(saturating_cast<float>(din(x)), 4).realize<float>({4}), [&](const std::vector<int> &i) {
+    return float(std::clamp(doubles(i[0]), -double(FLT_MAX), double(FLT_MAX)));
+  });
+  // Bits: float <-> uint32, int16 -> uint16, a double's halves through int64.
+  Buffer<uint32_t> bits = realize(reinterpret<uint32_t>(fin(x)), 8).realize<uint32_t>({8});
+  for (int i = 0; i < 7; ++i) {
+    uint32_t expected;
+    std::memcpy(&expected, &floats(i), 4);
+    CHECK(bits(i) == expected);
+  }
+  check_against(realize(reinterpret<float>(reinterpret<uint32_t>(fin(x)) + 1), 8).realize<float>({7}),
+                [&](const std::vector<int> &i) { return std::nextafter(floats(i[0]), floats(i[0]) > 0 ? INFINITY : -INFINITY); },
+                0.0);
+  check_against(realize(reinterpret<uint16_t>(i16(iin(x))), 6).realize<uint16_t>({6}),
+                [&](const std::vector<int> &i) { return uint16_t(int16_t(ints(i[0]))); });
+  CHECK_THROWS_WITH(reinterpret<uint16_t>(fin(x)), Catch::Contains("same number of bits"));
+}
+
+TEST_CASE("is_nan, is_inf and is_finite hold under fast math", "[cpu][language]") {
+  ImageParam in(Float(32), 1, "in"), din(Float(64), 1, "din");
+  Buffer<float> floats(6);
+  const float values[] = {0.0f, -2.5f, NAN, INFINITY, -INFINITY, FLT_MAX};
+  Buffer<double> doubles(6);
+  for (int i = 0; i < 6; ++i) {
+    floats(i) = values[i];
+    doubles(i) = values[i];
+  }
+  in.set(floats);
+  din.set(doubles);
+  Var x("x");
+  Func f("float_tests");
+  f(x) = select(is_nan(in(x)), 1, 0) + select(is_inf(in(x)), 10, 0) + select(is_finite(in(x)), 100, 0) +
+         select(is_nan(din(x)), 1000, 0) + select(is_inf(din(x)), 10000, 0) + select(is_finite(din(x)), 100000, 0);
+  auto expected = [&](const std::vector<int> &i) {
+    const float v = values[i[0]];
+    return (std::isnan(v) ? 1001 : 0) + (std::isinf(v) ? 10010 : 0) + (std::isfinite(v) ? 100100 : 0);
+  };
+  check_against(Pipeline(f).realize<int32_t>({6}), expected);
+  f.vectorize(x, 4);
+  check_against(Pipeline(f).realize<int32_t>({6}), expected);
+  CHECK_THROWS_WITH(is_nan(Expr(3)), Catch::Contains("must be a float"));
 }

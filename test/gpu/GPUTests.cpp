@@ -428,6 +428,38 @@ TEST_CASE("Bitwise and shift operators on the GPU", "[gpu]") {
   });
 }
 
+TEST_CASE("Math functions, float tests, saturating casts and reinterpret on the GPU", "[gpu]") {
+  // The same definitions realized on the host are the reference (libdevice against the C library).
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam a(Float(32), 1, "a");
+  Buffer<float> as(2048);
+  fill_random(as, seed, -0.99, 0.99);
+  as(0) = NAN;
+  as(1) = INFINITY;
+  a.set(as);
+  Var x("x"), xo("xo"), xi("xi");
+  Buffer<float> results[2];
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    Func f("math");
+    Expr v = select(is_finite(a(x)), a(x), 0.5f);
+    f(x) = tan(v) + asin(v) + acos(v) + atan(v) * atan2(v, 2.0f) + sinh(v) + cosh(v) + asinh(v) + acosh(v + 2.0f) +
+           atanh(v) + trunc(v * 10.0f) + abs(v) + lerp(v, 1.0f, 0.25f) + select(is_nan(a(x)), 100.0f, 0.0f) +
+           select(is_inf(a(x)), 1000.0f, 0.0f) + f32(u8_sat(v * 300.0f)) + f32(i8_sat(v * 300.0f)) +
+           reinterpret<float>(reinterpret<uint32_t>(v) & 0x7fffffff);
+    if (gpu)
+      f.gpu_tile(x, xo, xi, 64);
+    Pipeline p(f);
+    p.compile_jit(Target(gpu ? "host-cuda" : "host"));
+    results[gpu] = Buffer<float>(2048);
+    p.realize(results[gpu]);
+    if (gpu)
+      copy_to_host(results[gpu]);
+  }
+  check_against(results[1], [&](const std::vector<int> &c) { return results[0].at(c); }, 1e-5);
+}
+
 TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM and reuses memory", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();

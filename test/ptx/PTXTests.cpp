@@ -371,3 +371,21 @@ TEST_CASE("PTX for bitwise and shift operators", "[ptx]") {
     CHECK_THAT(ptx, Catch::Contains(op));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("PTX for math functions, float tests, saturating casts and reinterpret", "[ptx]") {
+  ImageParam a(Float(32), 1, "a"), d(Float(64), 1, "d");
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("math"), g("math64");
+  f(x) = tan(a(x)) + asin(a(x)) + acos(a(x)) + atan(a(x)) + atan2(a(x), 2.0f) + sinh(a(x)) + cosh(a(x)) + asinh(a(x)) +
+         acosh(a(x)) + atanh(a(x)) + trunc(a(x)) + abs(a(x)) + lerp(a(x), 1.0f, 0.25f) +
+         select(is_nan(a(x)) || is_inf(a(x)), 1.0f, 0.0f) + f32(u8_sat(a(x)) + u8(i16_sat(a(x)))) +
+         reinterpret<float>(reinterpret<uint32_t>(a(x)) & 0x7fffffff);
+  g(x) = tan(d(x)) + atan2(d(x), 3.0) + f64(i32_sat(d(x))) + select(is_finite(d(x)), 1.0, 0.0);
+  for (Func *func : {&f, &g}) {
+    func->gpu_tile(x, xo, xi, 64);
+    std::string ptx = Pipeline(*func).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+    INFO(ptx);
+    CHECK_THAT(ptx, !Catch::Contains(".extern")); // libdevice is linked in, nothing left to resolve
+    CHECK(assemble(ptx, "sm_80").empty());
+  }
+}
