@@ -11,6 +11,7 @@
 #include "ptxjit/Expr.h"
 #include "ptxjit/Func.h"
 #include "ptxjit/IROperator.h"
+#include "ptxjit/InlineReductions.h"
 #include "ptxjit/JIT.h"
 #include "ptxjit/Param.h"
 #include "ptxjit/Pipeline.h"

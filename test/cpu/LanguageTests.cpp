@@ -330,3 +330,70 @@ TEST_CASE("is_nan, is_inf and is_finite hold under fast math", "[cpu][language]"
   check_against(Pipeline(f).realize<int32_t>({6}), expected);
   CHECK_THROWS_WITH(is_nan(Expr(3)), Catch::Contains("must be a float"));
 }
+
+TEST_CASE("Inline reductions: sum, product, minimum and maximum over an RDom", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 2, "in");
+  Buffer<uint8_t> input(40, 30);
+  fill_random(input, seed, 0, 255);
+  in.set(input);
+  Var x("x"), y("y");
+  RDom r(-1, 3, -1, 3, "r");
+  Func box("box"), spread("spread"), total("total");
+  // A 3x3 box sum in a wider type, and the spread of the window.
+  box(x, y) = sum(cast<int32_t>(in(x + r.x, y + r.y)));
+  spread(x, y) = maximum(in(x + r.x, y + r.y)) - minimum(in(x + r.x, y + r.y));
+  // Windows inside the input: outputs from (1, 1).
+  Buffer<int32_t> shifted(38, 28);
+  shifted.set_min({1, 1});
+  Pipeline(box).realize(shifted);
+  check_against(shifted, [&](const std::vector<int> &c) {
+    int s = 0;
+    for (int j = -1; j <= 1; ++j)
+      for (int i = -1; i <= 1; ++i)
+        s += input(c[0] + i, c[1] + j);
+    return s;
+  });
+  Buffer<uint8_t> spreads(38, 28);
+  spreads.set_min({1, 1});
+  Pipeline(spread).realize(spreads);
+  check_against(spreads, [&](const std::vector<int> &c) {
+    int lo = 255, hi = 0;
+    for (int j = -1; j <= 1; ++j)
+      for (int i = -1; i <= 1; ++i) {
+        lo = std::min<int>(lo, input(c[0] + i, c[1] + j));
+        hi = std::max<int>(hi, input(c[0] + i, c[1] + j));
+      }
+    return hi - lo;
+  });
+  // No free Var: a reduction to one value, used by every point.
+  RDom all(0, 40, 0, 30, "all");
+  total(x) = x + sum(cast<int32_t>(in(all.x, all.y)), "grand_total");
+  int grand = 0;
+  for (int j = 0; j < 30; ++j)
+    for (int i = 0; i < 40; ++i)
+      grand += input(i, j);
+  check_against(Pipeline(total).realize<int32_t>({5}), [&](const std::vector<int> &c) { return c[0] + grand; });
+  // Products and float extremes.
+  ImageParam v(Float(32), 1, "v");
+  Buffer<float> values(16);
+  fill_random(values, seed + 1, -4.0, 4.0);
+  v.set(values);
+  RDom k(0, 4, "k");
+  Func prod("prod"), lo("lo");
+  prod(x) = product(cast<int32_t>(x + k + 1));
+  lo(x) = minimum(v(x * 4 + k)) + maximum(v(x * 4 + k));
+  check_against(Pipeline(prod).realize<int32_t>({4}),
+                [&](const std::vector<int> &c) { return (c[0] + 1) * (c[0] + 2) * (c[0] + 3) * (c[0] + 4); });
+  check_against(Pipeline(lo).realize<float>({4}), [&](const std::vector<int> &c) {
+    float a = INFINITY, b = -INFINITY;
+    for (int i = 0; i < 4; ++i) {
+      a = std::min(a, values(c[0] * 4 + i));
+      b = std::max(b, values(c[0] * 4 + i));
+    }
+    return a + b;
+  });
+  CHECK_THROWS_WITH(sum(x * 2), Catch::Contains("needs exactly one RDom"));
+  CHECK_THROWS_WITH(sum(r.x + k), Catch::Contains("needs exactly one RDom"));
+}

@@ -1,0 +1,87 @@
+#include "ptxjit/InlineReductions.h"
+
+#include "ir/Constants.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "lang/UniqueName.h"
+#include "ptxjit/Func.h"
+#include "ptxjit/IROperator.h"
+#include "ptxjit/Var.h"
+
+#include <functional>
+#include <limits>
+#include <set>
+#include <vector>
+
+namespace ptxjit {
+namespace {
+
+using namespace ir;
+
+// The pure Vars an expression names, in order of first use, and the RDoms it uses.
+class FreeVariables : public IRVisitor {
+public:
+  std::vector<std::string> Vars;
+  std::set<std::shared_ptr<ReductionDomainContents>> Domains;
+
+private:
+  using IRVisitor::visit;
+  void visit(const Variable *op) override {
+    if (op->reduction_domain)
+      Domains.insert(op->reduction_domain);
+    else if (!op->param && Seen.insert(op->name).second)
+      Vars.push_back(op->name);
+  }
+  std::set<std::string> Seen;
+};
+
+Expr inlineReduction(const char *what, const Expr &e, const std::string &name, const Expr &initial,
+                     const std::function<Expr(Expr, Expr)> &combine) {
+  if (!e.defined())
+    throw CompileError(std::string(what) + " of an undefined Expr");
+  FreeVariables free;
+  e.accept(&free);
+  if (free.Domains.size() != 1)
+    throw CompileError(std::string(what) + "(" + ir::to_string(e) + ") needs exactly one RDom in its argument, not " +
+                       std::to_string(free.Domains.size()));
+  Func f(name.empty() ? unique_name(what) : name);
+  std::vector<Expr> args;
+  for (const std::string &var : free.Vars)
+    args.push_back(Var(var));
+  f(args) = initial;
+  f(args) = combine(f(args), e);
+  return f(args);
+}
+
+// The largest and smallest values of a type (infinities for floats).
+Expr highest(Type t) {
+  if (t.is_float())
+    return make_const(t, std::numeric_limits<double>::infinity());
+  return t.is_int() ? make_const(t, t.max_int()) : Expr(UIntImm::make(t, t.max_uint()));
+}
+Expr lowest(Type t) {
+  if (t.is_float())
+    return make_const(t, -std::numeric_limits<double>::infinity());
+  return t.is_int() ? make_const(t, t.min_int()) : make_zero(t);
+}
+
+} // namespace
+
+Expr sum(Expr e, const std::string &name) {
+  return inlineReduction("sum", e, name, e.defined() ? make_zero(e.type()) : Expr(),
+                         [](Expr a, Expr b) { return a + b; });
+}
+Expr product(Expr e, const std::string &name) {
+  return inlineReduction("product", e, name, e.defined() ? make_one(e.type()) : Expr(),
+                         [](Expr a, Expr b) { return a * b; });
+}
+Expr minimum(Expr e, const std::string &name) {
+  return inlineReduction("minimum", e, name, e.defined() ? highest(e.type()) : Expr(),
+                         [](Expr a, Expr b) { return min(a, b); });
+}
+Expr maximum(Expr e, const std::string &name) {
+  return inlineReduction("maximum", e, name, e.defined() ? lowest(e.type()) : Expr(),
+                         [](Expr a, Expr b) { return max(a, b); });
+}
+
+} // namespace ptxjit

@@ -1,0 +1,24 @@
+#ifndef PTXJIT_INLINEREDUCTIONS_H
+#define PTXJIT_INLINEREDUCTIONS_H
+
+// Reductions written inside an expression, as in Halide: `sum(in(x, r))` is a call to an
+// anonymous Func of the expression's free Vars (here x), defined as 0 and updated over the RDom
+// the expression uses (here r). The result has the expression's type: cast first to reduce
+// narrow values into a wider sum. `name` names the Func (a fresh name when empty).
+
+#include "ptxjit/Expr.h"
+
+#include <string>
+
+#pragma GCC visibility push(default)
+namespace ptxjit {
+
+Expr sum(Expr e, const std::string &name = "");
+Expr product(Expr e, const std::string &name = "");
+Expr minimum(Expr e, const std::string &name = "");
+Expr maximum(Expr e, const std::string &name = "");
+
+} // namespace ptxjit
+#pragma GCC visibility pop
+
+#endif
