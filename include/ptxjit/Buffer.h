@@ -28,17 +28,8 @@ public:
   RawBuffer() = default;
 
   /// A dense buffer of `sizes`, dimension 0 innermost, every min 0.
-  RawBuffer(ptxjit_type_t type, const std::vector<int> &sizes) : ElementType(type) {
-    int64_t stride = 1;
-    for (int size : sizes) {
-      if (size < 0)
-        throw std::invalid_argument("Buffer: negative size " + std::to_string(size));
-      if (stride > INT32_MAX)
-        throw std::invalid_argument("Buffer: strides exceed 32 bits");
-      Dims.push_back({0, size, static_cast<int32_t>(stride), 0});
-      stride *= size;
-    }
-    size_t bytes = static_cast<size_t>(stride) * elementSize();
+  RawBuffer(ptxjit_type_t type, const std::vector<int> &sizes) : ElementType(type), Dims(dense_dimensions(sizes)) {
+    size_t bytes = number_of_elements() * elementSize();
     size_t rounded = (bytes + 63) / 64 * 64;
     void *memory = std::aligned_alloc(64, rounded ? rounded : 64);
     if (!memory)
@@ -153,6 +144,21 @@ public:
     return &Raw;
   }
 
+  /// Dimensions of `sizes` laid out densely, dimension 0 innermost, every min 0.
+  static std::vector<ptxjit_dimension_t> dense_dimensions(const std::vector<int> &sizes) {
+    std::vector<ptxjit_dimension_t> dims;
+    int64_t stride = 1;
+    for (int size : sizes) {
+      if (size < 0)
+        throw std::invalid_argument("Buffer: negative size " + std::to_string(size));
+      if (stride > INT32_MAX)
+        throw std::invalid_argument("Buffer: strides exceed 32 bits");
+      dims.push_back({0, size, static_cast<int32_t>(stride), 0});
+      stride *= size;
+    }
+    return dims;
+  }
+
 protected:
   int elementSize() const { return (ElementType.bits + 7) / 8 * ElementType.lanes; }
   uint8_t *addressOf(const int *coords, int n) const {
@@ -197,6 +203,11 @@ public:
   explicit Buffer(const std::vector<int> &sizes) : RawBuffer(buffer_type_of<T>(), sizes) {}
   template <typename... Ints, typename = std::enable_if_t<(std::is_integral_v<Ints> && ...)>>
   explicit Buffer(Ints... sizes) : Buffer(std::vector<int>{static_cast<int>(sizes)...}) {}
+  /// Wraps dense memory the caller owns (dimension 0 innermost), without a copy; the memory must
+  /// outlive every Buffer sharing it.
+  Buffer(T *data, const std::vector<int> &sizes)
+      : RawBuffer(RawBuffer::view(buffer_type_of<T>(), dense_dimensions(sizes), reinterpret_cast<uint8_t *>(data), 0,
+                                  nullptr)) {}
   /// Views an untyped buffer; throws when the element types differ.
   explicit Buffer(const RawBuffer &raw) : RawBuffer(raw) {
     ptxjit_type_t t = buffer_type_of<T>();

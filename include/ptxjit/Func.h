@@ -3,10 +3,12 @@
 
 // Funcs: pipeline stages defined over Vars, with pure and update definitions and schedules.
 
+#include "ptxjit/Buffer.h"
 #include "ptxjit/Error.h"
 #include "ptxjit/Expr.h"
 #include "ptxjit/MemoryType.h"
 #include "ptxjit/RDom.h"
+#include "ptxjit/Target.h"
 #include "ptxjit/Var.h"
 
 #include <memory>
@@ -131,6 +133,12 @@ public:
   Type type() const;
   std::vector<Var> args() const;
   int num_update_definitions() const;
+
+  /// Realizes this Func over [0, sizes) on `target`, as Pipeline(f).realize<T>(sizes) would
+  /// (identical pipelines share compiled code; keep a Pipeline to skip lowering on each call).
+  /// Defined in ptxjit/Pipeline.h.
+  template <typename T>
+  Buffer<T> realize(const std::vector<int> &sizes, const Target &target = get_jit_target_from_environment()) const;
 
   FuncRef operator()(std::vector<Expr> args) const;
   template <typename... Args> FuncRef operator()(const Args &...args) const {

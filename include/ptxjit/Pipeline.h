@@ -54,6 +54,12 @@ private:
   std::shared_ptr<PipelineContents> Contents;
 };
 
+template <typename T> Buffer<T> Func::realize(const std::vector<int> &sizes, const Target &target) const {
+  Pipeline pipeline(*this);
+  pipeline.compile_jit(target);
+  return pipeline.realize<T>(sizes);
+}
+
 } // namespace ptxjit
 
 #pragma GCC visibility pop

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <type_traits>
 
 using namespace ptxjit;
@@ -396,4 +397,31 @@ TEST_CASE("Inline reductions: sum, product, minimum and maximum over an RDom", "
   });
   CHECK_THROWS_WITH(sum(x * 2), Catch::Contains("needs exactly one RDom"));
   CHECK_THROWS_WITH(sum(r.x + k), Catch::Contains("needs exactly one RDom"));
+}
+
+TEST_CASE("Func::realize, and Buffers that wrap the caller's memory", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::vector<float> pixels(24 * 10);
+  std::mt19937 rng(seed);
+  for (float &p : pixels)
+    p = std::uniform_real_distribution<float>(-1, 1)(rng);
+  // A view, not a copy: writes through the Buffer land in the vector.
+  Buffer<float> wrapped(pixels.data(), {24, 10});
+  CHECK(wrapped.data() == pixels.data());
+  CHECK(wrapped.stride(1) == 24);
+  ImageParam in(Float(32), 2, "in");
+  in.set(wrapped);
+  Var x("x"), y("y");
+  Func f("doubled");
+  f(x, y) = in(x, y) * 2.0f;
+  Buffer<float> out = f.realize<float>({24, 10});
+  check_against(out, [&](const std::vector<int> &c) { return pixels[c[1] * 24 + c[0]] * 2.0f; });
+  // Realized into the caller's memory.
+  std::vector<float> result(24 * 10, NAN);
+  Buffer<float> into(result.data(), {24, 10});
+  Pipeline(f).realize(into);
+  for (int i = 0; i < 240; ++i)
+    CHECK(result[i] == pixels[i] * 2.0f);
+  CHECK_THROWS_WITH(Buffer<float>(result.data(), {-1}), Catch::Contains("negative size"));
 }
