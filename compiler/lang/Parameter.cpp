@@ -7,6 +7,7 @@
 #include "ptxjit/Param.h"
 
 #include <cstring>
+#include <mutex>
 
 namespace ptxjit {
 
@@ -79,19 +80,53 @@ Expr ImageParam::extent(int d) const {
   return ir::Variable::make(Int(32), buffer_field_name(name(), "extent", d), Contents);
 }
 
+namespace {
+
+// A read of the buffer input `p` (what: "ImageParam in" or "Buffer buffer3", for errors).
+Expr imageCall(const std::shared_ptr<ParameterContents> &p, const std::string &what, std::vector<Expr> args) {
+  if (static_cast<int>(args.size()) != p->dimensions)
+    throw CompileError(what + " has " + std::to_string(p->dimensions) + " dimensions but is called with " +
+                       std::to_string(args.size()) + " arguments");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].defined() || args[i].type().is_float() || args[i].type().is_vector())
+      throw CompileError("argument " + std::to_string(i) + " of the call to " + what + " must be an integer" +
+                         (args[i].defined() ? ", not " + to_string(args[i].type()) : ""));
+    args[i] = cast(Int(32), args[i]);
+  }
+  return ir::Call::make(p->type, p->name, std::move(args), ir::Call::Image, nullptr, p);
+}
+
+// Guards the first use of a Buffer in a definition, which makes its input.
+std::mutex BufferInputsLock;
+
+} // namespace
+
 Expr ImageParam::operator()(std::vector<Expr> args) const {
   if (!Contents)
     throw CompileError("call to an uninitialized ImageParam");
-  if (static_cast<int>(args.size()) != dimensions())
-    throw CompileError("ImageParam " + name() + " has " + std::to_string(dimensions()) +
-                       " dimensions but is called with " + std::to_string(args.size()) + " arguments");
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].defined() || args[i].type().is_float() || args[i].type().is_vector())
-      throw CompileError("argument " + std::to_string(i) + " of the call to ImageParam " + name() +
-                         " must be an integer" + (args[i].defined() ? ", not " + to_string(args[i].type()) : ""));
-    args[i] = cast(Int(32), args[i]);
+  return imageCall(Contents, "ImageParam " + name(), std::move(args));
+}
+
+Expr detail::buffer_call(const RawBuffer &buffer, std::vector<Expr> args) {
+  if (!buffer.defined())
+    throw CompileError("an undefined Buffer is read in a definition");
+  std::shared_ptr<ParameterContents> input;
+  {
+    std::lock_guard<std::mutex> lock(BufferInputsLock);
+    if (!buffer.AsInput) {
+      auto made = std::make_shared<ParameterContents>();
+      made->name = unique_name("buffer");
+      const ptxjit_type_t t = buffer.type();
+      made->type = Type(static_cast<Type::Code>(t.code), t.bits);
+      made->is_buffer = true;
+      made->dimensions = buffer.dimensions();
+      made->buffer = buffer;
+      made->buffer.AsInput.reset(); // the input must not own itself
+      buffer.AsInput = std::move(made);
+    }
+    input = buffer.AsInput;
   }
-  return ir::Call::make(Contents->type, name(), std::move(args), ir::Call::Image, nullptr, Contents);
+  return imageCall(input, "Buffer " + input->name, std::move(args));
 }
 
 } // namespace ptxjit

@@ -5,7 +5,9 @@
 #include "ir/Simplify.h"
 #include "lang/Function.h"
 #include "lang/UniqueName.h"
+#include "ptxjit/Buffer.h"
 #include "ptxjit/IROperator.h"
+#include "ptxjit/Param.h"
 
 namespace ptxjit {
 namespace {
@@ -65,6 +67,26 @@ RDom::RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, const std::string &
     : RDom({{min0, extent0}, {min1, extent1}}, name) {}
 RDom::RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, Expr min2, Expr extent2, const std::string &name)
     : RDom({{min0, extent0}, {min1, extent1}, {min2, extent2}}, name) {}
+
+namespace {
+std::vector<std::pair<Expr, Expr>> regionOf(const RawBuffer &buffer) {
+  if (!buffer.defined())
+    throw CompileError("RDom of an undefined Buffer");
+  std::vector<std::pair<Expr, Expr>> ranges;
+  for (int d = 0; d < buffer.dimensions(); ++d)
+    ranges.emplace_back(Expr(buffer.min(d)), Expr(buffer.extent(d)));
+  return ranges;
+}
+std::vector<std::pair<Expr, Expr>> regionOf(const ImageParam &input) {
+  std::vector<std::pair<Expr, Expr>> ranges;
+  for (int d = 0; d < input.dimensions(); ++d)
+    ranges.emplace_back(input.min(d), input.extent(d));
+  return ranges;
+}
+} // namespace
+
+RDom::RDom(const RawBuffer &buffer, const std::string &name) : RDom(regionOf(buffer), name) {}
+RDom::RDom(const ImageParam &input, const std::string &name) : RDom(regionOf(input), name) {}
 
 int RDom::dimensions() const { return Contents ? static_cast<int>(Contents->domain.size()) : 0; }
 RVar RDom::operator[](int i) const {

@@ -5,6 +5,7 @@
 // stride. Copies share the allocation; crop() makes a view of part of it.
 
 #include "ptxjit/BufferABI.h"
+#include "ptxjit/Expr.h"
 
 #include <atomic>
 #include <cstddef>
@@ -21,6 +22,15 @@
 
 #pragma GCC visibility push(default)
 namespace ptxjit {
+
+struct ParameterContents;
+class RawBuffer;
+
+namespace detail {
+/// A read of `buffer` in a definition: the buffer becomes an input of the pipelines using it,
+/// captured with its current shape (its elements are read at each realize).
+Expr buffer_call(const RawBuffer &buffer, std::vector<Expr> args);
+} // namespace detail
 
 /// An untyped buffer; Buffer<T> adds typed element access.
 class RawBuffer {
@@ -87,6 +97,7 @@ public:
                               ") of dimension " + std::to_string(d) + " is outside [" + std::to_string(old.min) +
                               ", " + std::to_string(old.min + old.extent) + ")");
     RawBuffer view = *this;
+    view.AsInput.reset(); // another region: another input when read in a definition
     ptrdiff_t offset = static_cast<ptrdiff_t>(min - old.min) * old.stride * elementSize();
     view.Host = Host + offset;
     view.Device = Device ? Device + offset : 0;
@@ -183,6 +194,10 @@ protected:
   std::shared_ptr<DeviceState> State;
   bool Viewed = false; // made by view(): a zero-dimensional view is defined too
   ptxjit_buffer_t Raw{};
+  // The input that definitions reading this buffer (and its copies) refer to, made on first use
+  // by detail::buffer_call under its lock.
+  mutable std::shared_ptr<ParameterContents> AsInput;
+  friend Expr detail::buffer_call(const RawBuffer &buffer, std::vector<Expr> args);
 };
 
 template <typename T> constexpr ptxjit_type_t buffer_type_of() {
@@ -215,10 +230,17 @@ public:
       throw std::invalid_argument("Buffer: element type of the untyped buffer differs");
   }
 
-  template <typename... Ints> T &operator()(Ints... coords) const {
+  template <typename... Ints, typename = std::enable_if_t<(std::is_integral_v<Ints> && ...)>>
+  T &operator()(Ints... coords) const {
     const int c[] = {static_cast<int>(coords)...};
     return *reinterpret_cast<T *>(addressOf(c, sizeof...(Ints)));
   }
+  /// In a definition, `buf(x, y)` reads the buffer as an input (bounds checked at realize).
+  template <typename... Args, typename = std::enable_if_t<!(std::is_integral_v<Args> && ...)>, typename = void>
+  Expr operator()(const Args &...args) const {
+    return detail::buffer_call(*this, std::vector<Expr>{Expr(args)...});
+  }
+  Expr operator()(std::vector<Expr> args) const { return detail::buffer_call(*this, std::move(args)); }
   T &at(const std::vector<int> &coords) const {
     return *reinterpret_cast<T *>(addressOf(coords.data(), static_cast<int>(coords.size())));
   }

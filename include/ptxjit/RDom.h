@@ -13,6 +13,8 @@
 
 namespace ptxjit {
 struct ReductionDomainContents;
+class RawBuffer;
+class ImageParam;
 } // namespace ptxjit
 
 #pragma GCC visibility push(default)
@@ -47,6 +49,10 @@ public:
   RDom(Expr min, Expr extent, const std::string &name = "");
   RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, const std::string &name = "");
   RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, Expr min2, Expr extent2, const std::string &name = "");
+  /// Every point of a buffer's region (its mins and extents now), or of an ImageParam's (those of
+  /// the buffer bound at realize).
+  explicit RDom(const RawBuffer &buffer, const std::string &name = "");
+  explicit RDom(const ImageParam &input, const std::string &name = "");
 
   int dimensions() const;
   RVar operator[](int i) const;

@@ -425,3 +425,46 @@ TEST_CASE("Func::realize, and Buffers that wrap the caller's memory", "[cpu][lan
     CHECK(result[i] == pixels[i] * 2.0f);
   CHECK_THROWS_WITH(Buffer<float>(result.data(), {-1}), Catch::Contains("negative size"));
 }
+
+TEST_CASE("Buffers read directly in definitions, and RDoms over a buffer's region", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  Buffer<uint8_t> image(30, 20);
+  fill_random(image, seed, 0, 255);
+  Var x("x"), y("y");
+  Func twice("twice");
+  twice(x, y) = cast<int32_t>(image(x, y)) * 2 + image(x + 1, y); // one input, read twice
+  Buffer<int32_t> out = twice.realize<int32_t>({29, 20});
+  check_against(out, [&](const std::vector<int> &c) { return image(c[0], c[1]) * 2 + image(c[0] + 1, c[1]); });
+  // The elements are read at each realize: new data, same definition.
+  image.fill(7);
+  check_against(twice.realize<int32_t>({29, 20}), [&](const std::vector<int> &c) { return 21; });
+  fill_random(image, seed + 1, 0, 255);
+  // Bounds are checked as for an ImageParam.
+  Func past("past");
+  past(x) = image(x + 25, 0);
+  CHECK_THROWS_WITH(past.realize<uint8_t>({10}), Catch::Contains("is read at [25, 34] in dimension 0"));
+  // A crop is an input of its own.
+  Buffer<uint8_t> crop = image.cropped(0, 10, 5);
+  Func cropped("from_crop");
+  cropped(x) = crop(x + 10, 3) + image(x, 3);
+  check_against(cropped.realize<uint8_t>({5}),
+                [&](const std::vector<int> &c) { return uint8_t(image(c[0] + 10, 3) + image(c[0], 3)); });
+  // A histogram over every pixel of the buffer, and a sum over an ImageParam's region.
+  RDom all(image, "all");
+  Func hist("hist");
+  hist(x) = 0;
+  hist(cast<int32_t>(image(all.x, all.y)) / 16) += 1;
+  std::vector<int> expected(16, 0);
+  image.for_each_element([&](const std::vector<int> &c) { ++expected[image.at(c) / 16]; });
+  check_against(hist.realize<int32_t>({16}), [&](const std::vector<int> &c) { return expected[c[0]]; });
+  ImageParam in(UInt(8), 2, "in");
+  in.set(image);
+  RDom region(in, "region");
+  Func total("total");
+  total(x) = x + sum(cast<int32_t>(in(region.x, region.y)));
+  int grand = 0;
+  image.for_each_element([&](const std::vector<int> &c) { grand += image.at(c); });
+  check_against(total.realize<int32_t>({3}), [&](const std::vector<int> &c) { return c[0] + grand; });
+  CHECK_THROWS_WITH(Buffer<float>()(x), Catch::Contains("undefined Buffer"));
+}
