@@ -414,9 +414,10 @@ void CodeGen_LLVM::atomicStore(const Store *op) {
   // atomic add; any other update a compare-and-swap loop, which recomputes the value from what
   // it last saw at the point until no other thread wrote there in between.
   Type t = op->value.type();
-  if (t.is_vector() || t.is_bool())
-    throw CompileError("the atomic update of " + op->name + " is not of one " + to_string(t) +
-                       " element after lowering: " + to_string(op->value));
+  PTXJIT_INTERNAL_ASSERT(!t.is_bool(), "codegen: atomic update of the bool " + op->name + " (atomic() refuses it)");
+  if (t.is_vector())
+    throw CompileError("the atomic update of " + op->name + " is not of one element after lowering: " +
+                       to_string(op->value));
   const std::string old = op->name + ".atomic_seen";
   const Expr valueOfOld = ReplaceReadsOfPointUpdated(op, Variable::make(t, old)).mutate(op->value);
   llvm::Value *address = elementPointer(op->name, t, codegen(op->index));

@@ -371,6 +371,11 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
   if (tail == TailStrategy::ShiftInward && Index > 0)
     throw CompileError("split of " + name() + "." + old.name() + ": TailStrategy::ShiftInward computes some points "
                        "twice, which only a pure definition allows; use GuardWithIf");
+  if (tail == TailStrategy::RoundUp && Index > 0)
+    throw CompileError("split of " + name() + "." + old.name() + ": TailStrategy::RoundUp computes points past the "
+                       "end, which only a pure definition allows; use GuardWithIf");
+  if (tail == TailStrategy::PredicateLoads || tail == TailStrategy::PredicateStores)
+    tail = TailStrategy::GuardWithIf;
   s.splits.push_back({Split::SplitVar, old.name(), outer.name(), inner.name(), cast(Int(32), factor), tail});
   Dim innerDim{inner.name(), d.for_type, d.is_rvar}, outerDim{outer.name(), ForType::Serial, d.is_rvar};
   s.dims[i] = innerDim;
@@ -506,6 +511,8 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
 Stage &Stage::atomic() {
   if (Index == 0)
     throw CompileError("atomic() of " + name() + ": only update definitions can be atomic");
+  if (Function->type.is_bool())
+    throw CompileError("atomic() of " + name() + ": atomic updates of bool Funcs are not supported");
   Definition &d = Function->stage(Index);
   for (const Expr &arg : d.args)
     if (!calls_to(Function->name, arg).empty())

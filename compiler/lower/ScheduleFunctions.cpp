@@ -219,7 +219,7 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
       Expr start = var(prefix + s.outer) * s.factor + bound(b.old_var, "loop_min");
       if (s.tail == TailStrategy::ShiftInward) {
         start = min(start, bound(b.old_var, "loop_max") + 1 - s.factor);
-      } else {
+      } else if (s.tail != TailStrategy::RoundUp) {
         body = IfThenElse::make(LE::make(var(prefix + s.old_var), bound(b.old_var, "loop_max")), body);
       }
       body = LetStmt::make(prefix + s.old_var, start + var(prefix + s.inner), body);
@@ -282,17 +282,25 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
   if (outputChecks)
     for (size_t k = 0; k < schedule.splits.size(); ++k) {
       const Split &s = schedule.splits[k];
-      if (s.kind != Split::SplitVar || s.tail != TailStrategy::ShiftInward)
+      if (s.kind != Split::SplitVar || (s.tail != TailStrategy::ShiftInward && s.tail != TailStrategy::RoundUp))
         continue;
       Expr extent = bound(splitBases[k].old_var, "loop_extent");
       for (auto it = lets.rbegin(); it != lets.rend(); ++it)
         extent = substitute(it->first, it->second, extent);
-      outputChecks->push_back(AssertStmt::make(GE::make(extent, s.factor),
-                                               "output " + f.name + " has extent % in " + s.old_var +
-                                                   ", less than the factor % of its split with "
-                                                   "TailStrategy::ShiftInward; make the output at least that "
-                                                   "large or use GuardWithIf",
-                                               {extent, s.factor}));
+      if (s.tail == TailStrategy::ShiftInward)
+        outputChecks->push_back(AssertStmt::make(GE::make(extent, s.factor),
+                                                 "output " + f.name + " has extent % in " + s.old_var +
+                                                     ", less than the factor % of its split with "
+                                                     "TailStrategy::ShiftInward; make the output at least that "
+                                                     "large or use GuardWithIf",
+                                                 {extent, s.factor}));
+      else
+        outputChecks->push_back(AssertStmt::make(EQ::make(Mod::make(extent, s.factor), make_zero(extent.type())),
+                                                 "output " + f.name + " has extent % in " + s.old_var +
+                                                     ", not a multiple of the factor % of its split with "
+                                                     "TailStrategy::RoundUp, which would write past its end; use "
+                                                     "GuardWithIf",
+                                                 {extent, s.factor}));
     }
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)
     body = LetStmt::make(it->first, it->second, body);

@@ -33,6 +33,12 @@ enum class TailStrategy {
                ///< twice: every iteration is full (no guard, tiles of constant size). Pure
                ///< definitions only; the extent must be at least the factor (checked at run time
                ///< for the output; an intermediate is computed over a larger region instead).
+  RoundUp,     ///< the extent is rounded up to a multiple of the factor: the last iteration
+               ///< computes points past the end (no guard). Pure definitions only; an
+               ///< intermediate is computed and stored over the larger region, the output's
+               ///< extent must be a multiple of the factor (checked at run time).
+  PredicateLoads,  ///< as GuardWithIf (Halide's predicated loads compute the same values)
+  PredicateStores, ///< as GuardWithIf
 };
 
 /// A Var or an RVar, as schedules name loops.

@@ -627,6 +627,10 @@ TEST_CASE("atomic() refuses updates whose reads one atomic operation cannot cove
   g(x) = x;
   g(g(r)) = 1;
   CHECK_THROWS_WITH(g.update().atomic(), Catch::Contains("g.s1") && Catch::Contains("an argument of the update reads g"));
+  Func flags("flags");
+  flags(x) = false;
+  flags(r % 3) = flags(r % 3) || (r > 4);
+  CHECK_THROWS_WITH(flags.update().atomic(), Catch::Contains("bool Funcs are not supported"));
 }
 
 TEST_CASE("bound() gives a vectorized or unrolled loop the constant extent it needs", "[cpu][pipeline]") {

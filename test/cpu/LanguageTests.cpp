@@ -468,3 +468,38 @@ TEST_CASE("Buffers read directly in definitions, and RDoms over a buffer's regio
   check_against(total.realize<int32_t>({3}), [&](const std::vector<int> &c) { return c[0] + grand; });
   CHECK_THROWS_WITH(Buffer<float>()(x), Catch::Contains("undefined Buffer"));
 }
+
+TEST_CASE("TailStrategy::RoundUp computes whole iterations; PredicateLoads and Stores guard", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Buffer<int32_t> input(16);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), xo("xo"), xi("xi");
+  Func g("rounded"), f("reader");
+  g(x) = in(x) * 3;
+  f(x) = g(x) + 1;
+  g.compute_root().split(x, xo, xi, 8, TailStrategy::RoundUp).vectorize(xi);
+  // The consumer needs 13 points; the producer computes (and stores: AddressSanitizer would see a
+  // write past the allocation) 16, in whole vectors with no guard.
+  const std::string lowered = Pipeline(f).lowered_stmt(Target("host"));
+  CHECK_THAT(lowered, !Catch::Contains("if ((rounded.s0.x") && Catch::Contains("rounded[ramp("));
+  check_against(Pipeline(f).realize<int32_t>({13}), [&](const std::vector<int> &c) { return input(c[0]) * 3 + 1; });
+  // On the output the extent must be a multiple of the factor.
+  Func out("rounded_output");
+  out(x) = in(x) - 5;
+  out.split(x, xo, xi, 4, TailStrategy::RoundUp);
+  check_against(Pipeline(out).realize<int32_t>({16}), [&](const std::vector<int> &c) { return input(c[0]) - 5; });
+  CHECK_THROWS_WITH(Pipeline(out).realize<int32_t>({14}),
+                    Catch::Contains("extent 14 in x, not a multiple of the factor 4") && Catch::Contains("RoundUp"));
+  // Predicated tails compute what GuardWithIf computes.
+  Func p("predicated");
+  p(x) = in(x) * 2;
+  p.split(x, xo, xi, 4, TailStrategy::PredicateLoads);
+  check_against(Pipeline(p).realize<int32_t>({14}), [&](const std::vector<int> &c) { return input(c[0]) * 2; });
+  Func u("updated");
+  u(x) = x;
+  u(x) += 1;
+  CHECK_THROWS_WITH(u.update().split(x, xo, xi, 4, TailStrategy::RoundUp), Catch::Contains("only a pure definition"));
+}

@@ -421,7 +421,10 @@ private:
           s.factor = pick({1, 2, 3, 4, 8, 16, 32});
         while (threads * s.factor > 1024);
         threads *= s.factor;
-        s.tail = pure && chance(0.3) && (!isOutput || P.outputExtent[originalDim[pureLoops[k]]] >= s.factor) ? 2 : 0;
+        const int extent = isOutput ? P.outputExtent[originalDim[pureLoops[k]]] : 0;
+        s.tail = pure && chance(0.3) && (!isOutput || extent >= s.factor)        ? 2
+                 : pure && chance(0.2) && (!isOutput || extent % s.factor == 0) ? 3
+                                                                                 : 0;
         out.push_back(s);
       }
       // Threads inside blocks: innermost first, the loops left serial, the thread loops, the blocks.
@@ -465,7 +468,13 @@ private:
         s.vars = {v, outer, innerName};
         bool shiftable = pure && originalDim.count(v) &&
                          (!isOutput || P.outputExtent[originalDim[v]] >= s.factor);
-        s.tail = shiftable ? pick({0, 1, 2}) : pick({0, 1});
+        // Rounded-up tails on root intermediates and on the output: a producer computed inside a
+        // consumer's guarded split loops is bounded past the consumer's end (its region is not
+        // narrowed by those guards), which the sizing of the input here does not cover.
+        bool roundable = pure && originalDim.count(v) && (isOutput || f.level == 0) &&
+                         (!isOutput || P.outputExtent[originalDim[v]] % s.factor == 0);
+        s.tail = shiftable && roundable ? pick({0, 1, 2, 3}) : shiftable ? pick({0, 1, 2}) : roundable ? pick({0, 1, 3})
+                                                                                                     : pick({0, 1});
         out.push_back(s);
         loops[at] = innerName;
         loops.insert(loops.begin() + at + 1, outer);
@@ -1146,7 +1155,7 @@ std::string describeNode(const PipelineDesc &p, const Node &n, const std::vector
 
 std::string describeSchedule(const std::string &stage, const std::vector<Directive> &directives, bool gpu) {
   std::string s;
-  static const char *tails[] = {"Auto", "GuardWithIf", "ShiftInward"};
+  static const char *tails[] = {"Auto", "GuardWithIf", "ShiftInward", "RoundUp"};
   for (const Directive &d : directives) {
     s += "  " + stage;
     switch (d.kind) {
@@ -1262,12 +1271,14 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
     RawBuffer probe(bufferType(p.inputType), std::vector<int>(p.dims, 1));
     if (!p.boundary) {
       // Exactly what the reference reads, so that bounds inference is checked too; an
-      // intermediate with shifted tails may compute (and read) up to its factor further.
+      // intermediate with shifted tails may compute (and read) up to its factor further. Rounded-up
+      // tails compound through splits of split loops and through every producer of a rounded
+      // region: a generous margin instead.
       int margin = 0;
       for (size_t i = 0; i + 1 < p.funcs.size(); ++i)
         for (const Directive &d : p.funcs[i].pureSchedule)
-          if (d.kind == Directive::Split && d.tail == 2)
-            margin += d.factor;
+          if (d.kind == Directive::Split)
+            margin += d.tail == 2 ? d.factor : d.tail == 3 ? 64 : 0;
       Reference sizing(p, probe);
       for (int d = 0; d < p.dims; ++d) {
         const auto &iv = sizing.input_box()[d];

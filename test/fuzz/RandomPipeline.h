@@ -40,7 +40,7 @@ struct Directive {
   Kind kind = Split;
   std::vector<std::string> vars; // Split: old, outer, inner; Fuse: inner, outer, fused; Reorder: innermost first
   int factor = 0;
-  int tail = 0;                  // TailStrategy: 0 Auto, 1 GuardWithIf, 2 ShiftInward
+  int tail = 0;                  // TailStrategy: 0 Auto, 1 GuardWithIf, 2 ShiftInward, 3 RoundUp
 };
 
 struct Update {
