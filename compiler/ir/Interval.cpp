@@ -276,6 +276,8 @@ private:
       Result = {simplify(Sub::make(top, a.max)), simplify(Sub::make(top, a.min))};
       return true;
     }
+    if (op->args.size() != 2)
+      return false; // reinterpret: bounded by its type
     Interval a = of(op->args[0]), b = of(op->args[1]);
     if (op->name == Call::BitwiseAnd) {
       // A non-negative operand has every bit of the result: 0 <= a & b <= that operand.
@@ -299,6 +301,8 @@ private:
       Result = {zero, make_const(t.element_of(), int64_t(below - 1))};
       return true;
     }
+    if (op->name != Call::ShiftLeft && op->name != Call::ShiftRight)
+      return false;
     // Shifts by a constant amount within the width.
     auto amount = as_const_int(op->args[1]);
     if (!amount || *amount < 0 || *amount >= t.bits)

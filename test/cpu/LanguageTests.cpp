@@ -207,6 +207,8 @@ TEST_CASE("Math functions against the C library", "[cpu][language]") {
     checkMath<float>(vectorize);
     checkMath<double>(vectorize);
   }
+  Var x("x");
+  CHECK_THROWS_WITH(lerp(cast<uint8_t>(x), cast<uint8_t>(x + 1), 0.5f), Catch::Contains("only floats are supported"));
 }
 
 TEST_CASE("abs and absd of integers are unsigned and never overflow", "[cpu][language]") {

@@ -167,6 +167,9 @@ TEST_CASE("Interval arithmetic bounds masks, shifts and complements", "[unit][ir
   CHECK(bounds(v("y") >> 1) == Ends(-1, 1));
   CHECK(bounds(v("y") << 3) == Ends(-16, 24));
   CHECK(bounds(~v("y")) == Ends(-4, 1));
+  // A reinterpreted value is bounded by its type only (narrow) or not at all.
+  CHECK(bounds(reinterpret<uint16_t>(cast<int16_t>(v("x")))) == Ends(0, 65535));
+  CHECK_FALSE(bounds_of_expr_in_scope(reinterpret<int32_t>(cast<float>(v("x"))), scope).is_bounded());
   // Unknown: a mask of negative values, a shift by a variable amount.
   CHECK_FALSE(bounds_of_expr_in_scope(v("y") & v("q"), scope).is_bounded());
   CHECK_FALSE(bounds_of_expr_in_scope(v("x") << v("y"), scope).is_bounded());
