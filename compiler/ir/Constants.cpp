@@ -58,4 +58,35 @@ bool is_const_one(const Expr &e) {
   return (i && *i == 1) || (f && *f == 1.0);
 }
 
+std::optional<Expr> fold_bitwise(const std::string &name, Type t, int64_t a, int64_t b) {
+  const int bits = t.bits;
+  // Signed constants are sign-extended and unsigned ones zero-extended in int64: both shift right
+  // correctly as their own type once the width is checked.
+  auto shiftLeft = [&](uint64_t n) { return n >= uint64_t(bits) ? int64_t(0) : int64_t(uint64_t(a) << n); };
+  auto shiftRight = [&](uint64_t n) {
+    if (t.is_int())
+      return n >= uint64_t(bits) ? (a < 0 ? int64_t(-1) : int64_t(0)) : a >> n;
+    return n >= uint64_t(bits) ? int64_t(0) : int64_t(uint64_t(a) >> n);
+  };
+  const bool negative = t.is_int() && b < 0;
+  // The magnitude of INT64_MIN is past every width, as its unsigned negation says.
+  const uint64_t magnitude = negative ? uint64_t(0) - uint64_t(b) : uint64_t(b);
+  int64_t value;
+  if (name == Call::BitwiseAnd)
+    value = a & b;
+  else if (name == Call::BitwiseOr)
+    value = a | b;
+  else if (name == Call::BitwiseXor)
+    value = a ^ b;
+  else if (name == Call::BitwiseNot)
+    value = ~a;
+  else if (name == Call::ShiftLeft)
+    value = negative ? shiftRight(magnitude) : shiftLeft(magnitude);
+  else if (name == Call::ShiftRight)
+    value = negative ? shiftLeft(magnitude) : shiftRight(magnitude);
+  else
+    return std::nullopt;
+  return make_const(t, value); // wraps to the width
+}
+
 } // namespace ptxjit::ir

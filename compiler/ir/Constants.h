@@ -22,6 +22,12 @@ bool is_const(const Expr &e);
 bool is_const_zero(const Expr &e);
 bool is_const_one(const Expr &e);
 
+/// The value of a scalar bitwise or shift intrinsic (Call::BitwiseAnd ... Call::ShiftRight) of
+/// integer type `t` on constant operands, with the language's semantics (a negative signed
+/// amount shifts the other way; amounts from the width up shift every bit out), or nothing
+/// where `name` is not one of them. `b` is ignored by Call::BitwiseNot.
+std::optional<Expr> fold_bitwise(const std::string &name, Type t, int64_t a, int64_t b);
+
 } // namespace ptxjit::ir
 
 #endif

@@ -38,6 +38,12 @@ private:
       Result = Interval::everything();
   }
 
+  static bool fits(Type t, int64_t value) {
+    if (t.is_int())
+      return value >= t.min_int() && value <= t.max_int();
+    return value >= 0 && (t.bits >= 63 || uint64_t(value) <= t.max_uint());
+  }
+
   void visit(const IntImm *op) override { Result = Interval::single_point(Expr(op)); }
   void visit(const UIntImm *op) override { Result = Interval::single_point(Expr(op)); }
   void visit(const FloatImm *op) override { Result = Interval::single_point(Expr(op)); }
@@ -57,6 +63,12 @@ private:
     // Only casts that keep every value are monotonic and safe to push through.
     if (v.is_bounded() && to.can_represent(from)) {
       Result = {simplify(Cast::make(to.element_of(), v.min)), simplify(Cast::make(to.element_of(), v.max))};
+      return;
+    }
+    // Constant ends that the narrower type holds: the cast changes no value between them.
+    if (auto lo = as_const_int(v.min), hi = as_const_int(v.max); lo && hi && (to.is_int() || to.is_uint()) &&
+                                                                   fits(to, *lo) && fits(to, *hi)) {
+      Result = {make_const(to.element_of(), *lo), make_const(to.element_of(), *hi)};
       return;
     }
     if (v.is_bounded() && to.is_float()) {
@@ -304,14 +316,20 @@ private:
     if (op->name != Call::ShiftLeft && op->name != Call::ShiftRight)
       return false;
     // Shifts by a constant amount within the width.
-    auto amount = as_const_int(op->args[1]);
-    if (!amount || *amount < 0 || *amount >= t.bits)
+    auto amount = as_const_int(b.min);
+    if (!amount || as_const_int(b.max) != amount || *amount < 0 || *amount >= t.bits)
       return false;
     if (op->name == Call::ShiftRight) {
-      // Rounds down, as division by 2^amount does: increasing.
+      // Rounds down, as division by 2^amount does: increasing. Constant ends shift exactly; the
+      // others divide, where 2^amount is a value of the type (not 2^(bits - 1) of a signed type).
+      const bool divisible = t.is_uint() || *amount < t.bits - 1;
       Expr divisor = make_const(t.element_of(), int64_t(1) << *amount);
-      Result = {a.min.defined() ? simplify(Div::make(a.min, divisor)) : Expr(),
-                a.max.defined() ? simplify(Div::make(a.max, divisor)) : Expr()};
+      auto end = [&](const Expr &e) -> Expr {
+        if (auto c = as_const_int(e))
+          return *fold_bitwise(Call::ShiftRight, t.element_of(), *c, *amount);
+        return e.defined() && divisible ? simplify(Div::make(e, divisor)) : Expr();
+      };
+      Result = {end(a.min), end(a.max)};
       if (!Result.is_bounded())
         typeBounds(t);
       return true;

@@ -428,6 +428,14 @@ private:
   Expr visit(const Call *op) override {
     Expr result = IRMutator::visit(op);
     const auto *call = result.as<Call>();
+    if (call && call->call_type == Call::Intrinsic && (call->type.is_int() || call->type.is_uint()) &&
+        !call->args.empty() && call->args.size() <= 2) {
+      auto a = as_const_int(call->args[0]);
+      auto b = call->args.size() == 2 ? as_const_int(call->args[1]) : std::optional<int64_t>(0);
+      if (a && b)
+        if (auto folded = fold_bitwise(call->name, call->type, *a, *b))
+          return *folded;
+    }
     if (call && call->call_type == Call::PureExtern && call->args.size() == 1 && call->type.is_scalar()) {
       if (auto x = as_const_float(call->args[0])) {
         static const std::map<std::string, double (*)(double)> folds = {

@@ -505,3 +505,19 @@ TEST_CASE("TailStrategy::RoundUp computes whole iterations; PredicateLoads and S
   u(x) += 1;
   CHECK_THROWS_WITH(u.update().split(x, xo, xi, 4, TailStrategy::RoundUp), Catch::Contains("only a pure definition"));
 }
+
+TEST_CASE("Shifts by the width less one inside bounded loops", "[cpu][language]") {
+  // Fuzz seed 237000071: (int8(-10) >> 7) < 0 inside a guarded split loop compared the bounds
+  // of the shift, which divided by 2^7, a value int8 does not have: the select took its other
+  // side everywhere.
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("signs");
+  Expr narrow = cast<int8_t>(x % 7) - cast<int8_t>(10);
+  f(x) = select((narrow >> cast<int8_t>(7)) < cast<int8_t>(0), 1000, 0) +
+         select((cast<int16_t>(x % 7) - cast<int16_t>(10)) >> cast<int16_t>(15) == cast<int16_t>(-1), 100, 0) +
+         select(((cast<int8_t>(-1) + cast<int8_t>(-9)) >> cast<int8_t>(7)) < cast<int8_t>(x * 0), 10, 0) +
+         select((cast<int32_t>(x % 7) - 10) >> 31 < 0, 1, 0);
+  f.split(x, xo, xi, 6, TailStrategy::GuardWithIf);
+  Buffer<int32_t> out = Pipeline(f).realize<int32_t>({20});
+  check_against(out, [](const std::vector<int> &) { return 1111; });
+}

@@ -170,9 +170,43 @@ TEST_CASE("Interval arithmetic bounds masks, shifts and complements", "[unit][ir
   // A reinterpreted value is bounded by its type only (narrow) or not at all.
   CHECK(bounds(reinterpret<uint16_t>(cast<int16_t>(v("x")))) == Ends(0, 65535));
   CHECK_FALSE(bounds_of_expr_in_scope(reinterpret<int32_t>(cast<float>(v("x"))), scope).is_bounded());
+  // A signed shift by the width less one: 2^(bits - 1) is no value of the type, so no division.
+  for (Type t : {Int(8), Int(16), Int(32)}) {
+    INFO(to_string(t));
+    Expr amount = make_const(t, int64_t(t.bits - 1));
+    CHECK(bounds(Call::make(t, Call::ShiftRight, {cast(t, v("y") - 12), amount}, Call::Intrinsic)) == Ends(-1, -1));
+    CHECK(bounds(Call::make(t, Call::ShiftRight, {cast(t, v("y")), amount}, Call::Intrinsic)) == Ends(-1, 0));
+  }
+  CHECK(bounds(cast<uint8_t>(v("x") + 200) >> cast<uint8_t>(7)) == Ends(1, 1));
   // Unknown: a mask of negative values, a shift by a variable amount.
   CHECK_FALSE(bounds_of_expr_in_scope(v("y") & v("q"), scope).is_bounded());
   CHECK_FALSE(bounds_of_expr_in_scope(v("x") << v("y"), scope).is_bounded());
+}
+
+TEST_CASE("Bitwise operators and shifts of constants fold as they compute", "[unit][ir]") {
+  auto folded = [](Type t, const std::string &name, int64_t a, int64_t b) -> std::optional<int64_t> {
+    std::vector<Expr> args = {make_const(t, a)};
+    if (name != Call::BitwiseNot)
+      args.push_back(make_const(t, b));
+    return as_const_int(simplify(Call::make(t, name, args, Call::Intrinsic)));
+  };
+  CHECK(folded(Int(8), Call::ShiftRight, -10, 7) == -1);
+  CHECK(folded(Int(8), Call::ShiftRight, -10, 9) == -1);
+  CHECK(folded(Int(8), Call::ShiftRight, 3, -2) == 12);
+  CHECK(folded(Int(8), Call::ShiftLeft, 3, 6) == -64);
+  CHECK(folded(Int(8), Call::ShiftLeft, 3, 8) == 0);
+  CHECK(folded(Int(8), Call::ShiftLeft, -64, -128) == -1); // the magnitude of -128 is past the width
+  CHECK(folded(Int(16), Call::ShiftLeft, -5, -1) == -3);
+  CHECK(folded(UInt(8), Call::ShiftRight, 200, 7) == 1);
+  CHECK(folded(UInt(8), Call::ShiftRight, 200, 200) == 0);
+  CHECK(folded(UInt(8), Call::ShiftLeft, 200, 1) == 144);
+  CHECK(folded(UInt(16), Call::BitwiseNot, 1, 0) == 65534);
+  CHECK(folded(Int(32), Call::BitwiseNot, 5, 0) == -6);
+  CHECK(folded(Int(32), Call::BitwiseAnd, -6, 12) == 8);
+  CHECK(folded(UInt(32), Call::BitwiseOr, 0x80000000ll, 1) == 0x80000001ll);
+  CHECK(folded(Int(64), Call::BitwiseXor, -1, 5) == -6);
+  CHECK(folded(Int(64), Call::ShiftRight, INT64_MIN, 63) == -1);
+  CHECK(folded(Int(64), Call::ShiftLeft, 1, INT64_MIN) == 0);
 }
 
 TEST_CASE("Interval arithmetic bounds expressions", "[unit][ir]") {
