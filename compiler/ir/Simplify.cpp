@@ -151,11 +151,27 @@ private:
     return form.build(original.type());
   }
 
-  // min(p, q) + rest is min(p + rest, q + rest): worth it when an operand then folds to a
-  // constant, as in min(x + 33, end) - x, the extent of a tile clipped at the end of an image.
-  // Only a rest free of mins and maxes is pushed: pushing one min/max into another's operands,
-  // and those into the next, takes time exponential in their number.
+  // k * min(p, q) + rest is min(k * p + rest, k * q + rest) for k > 0 and the max for k < 0:
+  // worth it when an operand then loses terms, as min(x + 33, end) - x becomes min(33, end - x),
+  // the extent of a tile clipped at the end of an image, and 2 * min(o + 1, n) - 2 * o becomes
+  // min(2, 2 * n - 2 * o), whose bounds no longer count o twice. Only a rest free of mins and
+  // maxes is pushed, and only MaxPushDepth deep: each push simplifies both operands, so nested
+  // pushes take time exponential in their depth.
+  static constexpr int MaxPushDepth = 4;
+  int PushDepth = 0;
+
+  static size_t termCount(const Expr &e) {
+    LinearForm form;
+    form.add(e, 1);
+    size_t n = 0;
+    for (const auto &[term, coefficient] : form.Terms)
+      n += coefficient != 0;
+    return n;
+  }
+
   Expr pushIntoMinMax(const LinearForm &form, Type t) {
+    if (PushDepth >= MaxPushDepth || !t.is_int() || t.bits < 32)
+      return Expr(); // narrower types wrap: min(p, q) - r need not be min(p - r, q - r)
     int minMaxTerms = 0;
     for (const auto &[term, coefficient] : form.Terms)
       minMaxTerms += coefficient != 0 && (term.as<Min>() || term.as<Max>());
@@ -165,20 +181,26 @@ private:
       const auto &[term, coefficient] = form.Terms[i];
       const auto *mn = term.as<Min>();
       const auto *mx = term.as<Max>();
-      if (coefficient != 1 || (!mn && !mx))
+      if (coefficient == 0 || (!mn && !mx))
         continue;
       LinearForm rest;
       rest.Constant = form.Constant;
       for (size_t j = 0; j < form.Terms.size(); ++j)
         if (j != i && form.Terms[j].second != 0)
           rest.add(form.Terms[j].first, form.Terms[j].second);
-      if (rest.Terms.empty())
+      if (rest.Terms.empty() && coefficient == 1)
         continue;
-      Expr restExpr = rest.build(t);
-      Expr p = mutate(Add::make(mn ? mn->a : mx->a, restExpr));
-      Expr q = mutate(Add::make(mn ? mn->b : mx->b, restExpr));
-      if (is_const(p) || is_const(q))
-        return mutate(mn ? Min::make(p, q) : Max::make(p, q));
+      Expr restExpr = rest.build(t), scale = make_const(t, coefficient);
+      const Expr &a = mn ? mn->a : mx->a, &b = mn ? mn->b : mx->b;
+      ++PushDepth;
+      Expr p = mutate(Add::make(Mul::make(a, scale), restExpr));
+      Expr q = mutate(Add::make(Mul::make(b, scale), restExpr));
+      --PushDepth;
+      const size_t restTerms = termCount(restExpr);
+      if (termCount(p) < termCount(a) + restTerms || termCount(q) < termCount(b) + restTerms) {
+        const bool isMin = (mn != nullptr) == (coefficient > 0);
+        return mutate(isMin ? Min::make(p, q) : Max::make(p, q));
+      }
     }
     return Expr();
   }
@@ -556,35 +578,35 @@ private:
 
 Expr simplify(const Expr &e) { return Simplifier().mutate(e); }
 Stmt simplify(const Stmt &s) { return Simplifier().mutate(s); }
+Expr simplify_for_bounds(const Expr &e) { return Simplifier(true).mutate(e); }
 bool can_prove(const Expr &e) { return is_const_one(simplify(e)); }
 
-namespace {
-
-// A constant bound on a symbolic maximum: min(a, b) is at most either side's bound.
-std::optional<int64_t> upperBoundOf(const Expr &e) {
+std::optional<int64_t> structural_upper_bound(const Expr &e) {
   if (auto c = as_const_int(e))
     return c;
   if (const auto *m = e.as<Min>()) {
-    auto a = upperBoundOf(m->a), b = upperBoundOf(m->b);
+    auto a = structural_upper_bound(m->a), b = structural_upper_bound(m->b);
     return a && b ? std::min(*a, *b) : a ? a : b;
   }
   if (const auto *m = e.as<Max>()) {
-    auto a = upperBoundOf(m->a), b = upperBoundOf(m->b);
+    auto a = structural_upper_bound(m->a), b = structural_upper_bound(m->b);
     return a && b ? std::optional<int64_t>(std::max(*a, *b)) : std::nullopt;
   }
   if (const auto *add = e.as<Add>()) {
-    auto a = upperBoundOf(add->a), b = upperBoundOf(add->b);
+    auto a = structural_upper_bound(add->a), b = structural_upper_bound(add->b);
     return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
+  }
+  if (const auto *sub = e.as<Sub>()) {
+    auto a = structural_upper_bound(sub->a), b = as_const_int(sub->b);
+    return a && b ? std::optional<int64_t>(*a - *b) : std::nullopt;
   }
   return std::nullopt;
 }
 
-} // namespace
-
 std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope) {
   for (bool push : {false, true}) {
     Expr max = bounds_of_expr_in_scope(Simplifier(push).mutate(e), scope).max;
-    if (auto c = max.defined() ? upperBoundOf(Simplifier(push).mutate(max)) : std::nullopt)
+    if (auto c = max.defined() ? structural_upper_bound(Simplifier(push).mutate(max)) : std::nullopt)
       return c;
   }
   return std::nullopt;

@@ -14,6 +14,11 @@ namespace ptxjit::ir {
 Expr simplify(const Expr &e);
 Stmt simplify(const Stmt &s);
 
+/// simplify(), also rewriting k * min(p, q) + r as min(k * p + r, k * q + r) (max for k < 0)
+/// where that cancels terms: for expressions whose bounds are then taken, since intervals count
+/// a variable on both sides of such a sum twice.
+Expr simplify_for_bounds(const Expr &e);
+
 /// True when `e` simplifies to the constant true.
 bool can_prove(const Expr &e);
 
@@ -21,6 +26,10 @@ bool can_prove(const Expr &e);
 /// intervals (others unknown), e.g. 34 for min(x + 33, end) - x + 1; none when there is no such
 /// bound to be found.
 std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope = {});
+
+/// A constant no smaller than integer `e`, read off its form alone: a constant, the smaller
+/// known side of a min, both sides of a max or a sum, a difference less a constant.
+std::optional<int64_t> structural_upper_bound(const Expr &e);
 
 } // namespace ptxjit::ir
 

@@ -75,15 +75,16 @@ private:
     // every let.
     Interval direct = bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds);
     const bool exact = as_const_int(direct.min) && as_const_int(direct.max);
-    Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify(value), TheScope, Query.call_bounds);
-    auto tighter = [](const Expr &a, const Expr &b, bool isMin) {
-      auto cb = as_const_int(b);
+    Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify_for_bounds(value), TheScope, Query.call_bounds);
+    auto tighter = [](const Expr &a, const Expr &b, bool isMin) -> Expr {
+      // A symbolic maximum may still have a constant bound: min(5, 2 * o.max - 2 * o) is at most 5.
+      auto cb = isMin ? as_const_int(b) : structural_upper_bound(b);
       if (!cb)
         return a;
       auto ca = as_const_int(a);
-      if (!ca)
-        return b;
-      return (isMin ? *ca >= *cb : *ca <= *cb) ? a : b;
+      if (ca && (isMin ? *ca >= *cb : *ca <= *cb))
+        return a;
+      return make_const(b.type(), *cb);
     };
     bind(op->name, {tighter(direct.min, expanded.min, true), tighter(direct.max, expanded.max, false)}, op->body);
     if (saved)
@@ -100,8 +101,8 @@ private:
   void visit(const For *op) override {
     op->min.accept(this);
     op->extent.accept(this);
-    Expr first = simplify(substitute(LetValues, op->min));
-    Expr last = simplify(substitute(LetValues, Sub::make(Add::make(op->min, op->extent), IntImm::make(op->min.type(), 1))));
+    Expr first = simplify_for_bounds(substitute(LetValues, op->min));
+    Expr last = simplify_for_bounds(substitute(LetValues, Sub::make(Add::make(op->min, op->extent), IntImm::make(op->min.type(), 1))));
     Interval range{bounds_of_expr_in_scope(first, TheScope, Query.call_bounds).min, bounds_of_expr_in_scope(last, TheScope, Query.call_bounds).max};
     // The loop variable shadows any let of the same name inside the loop.
     auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
@@ -114,7 +115,7 @@ private:
   // A guard's limit is usually a let such as x.loop_max = x.loop_min + x.loop_extent - 1; its
   // value, simplified, is tighter than the sum of its parts' intervals.
   Interval limitBounds(const Expr &limit, const Scope &scope) {
-    return bounds_of_expr_in_scope(simplify(substitute(LetValues, limit)), scope, Query.call_bounds);
+    return bounds_of_expr_in_scope(simplify_for_bounds(substitute(LetValues, limit)), scope, Query.call_bounds);
   }
 
   // Narrows variables tested by `condition` (conjunctions of var <= e, var < e, var >= e, var > e).

@@ -896,3 +896,34 @@ TEST_CASE("Nested splits of split loops, reordered, compile and compute", "[cpu]
   Buffer<int> result = Pipeline(out).realize<int>({23});
   check_against(result, [&](const std::vector<int> &p) { return 3 * (input(p[0]) + input(p[0] + 2)); });
 }
+
+TEST_CASE("A guarded split producer computed inside a split of a split reads only what it needs", "[cpu][pipeline]") {
+  // Fuzz seed 176007363 (refused): f1's region in each iteration of f4's inner loop is clipped
+  // at the end, min(x, end) - x + 3 wide; bounds of that counted x twice, once through the
+  // region's min and once through its extent, and asked the input for 35 points past its end.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Var x("x"), xo("xo"), xi("xi"), xoo("xoo"), xoi("xoi"), xo1("xo1"), xi1("xi1");
+  Func f0("f0"), f1("f1"), f4("f4");
+  f0(x) = in(x) + 1;
+  f1(x) = f0(x - 1) * 2;
+  f1(x) += in(x);
+  f4(x) = f0(x - 2) + f1(x - 2) * f1(x) + f0(x);
+  f4.split(x, xo, xi, 2).split(xo, xoo, xoi, 1).reorder(xoi, xoo, xi);
+  f0.compute_at(f4, xoo);
+  f1.compute_at(f4, xoi).split(x, xo1, xi1, 5, TailStrategy::GuardWithIf);
+  // Exactly the region the output [-2, 33] reads.
+  Buffer<int32_t> input(39);
+  input.set_min({-5});
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Buffer<int32_t> out(36);
+  out.set_min({-2});
+  Pipeline(f4).realize(out);
+  auto f1Ref = [&](int v) { return (input(v - 1) + 1) * 2 + input(v); };
+  check_against(out, [&](const std::vector<int> &c) {
+    const int v = c[0];
+    return input(v - 2) + 1 + f1Ref(v - 2) * f1Ref(v) + input(v) + 1;
+  });
+}
