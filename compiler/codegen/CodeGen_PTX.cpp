@@ -3,6 +3,7 @@
 #include "Libdevice.h"
 #include "LLVMOptimizer.h"
 #include "OpaqueNegations.h"
+#include "SignedBoolToFloat.h"
 #include "WidenNarrowIntegers.h"
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
@@ -345,6 +346,7 @@ std::string CodeGen_PTX::compile_to_ptx() {
   }
   optimize_module(*Module, *Machine);
   widen_narrow_integers(*Module);
+  expand_signed_bool_to_float(*Module);
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream out(ptx);

@@ -1207,11 +1207,32 @@ TEST_CASE("Negated operands of nested mins and maxes on the GPU", "[gpu]") {
   });
 }
 
+TEST_CASE("A negated condition converted to float on the GPU", "[gpu]") {
+  // GPU fuzz seed 162000386: float(q / -5) of q in [0, 7] came out +1 where it is -1; LLVM 19's
+  // NVPTX converts a signed i1 as unsigned (codegen/SignedBoolToFloat.h).
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 1, "in");
+  Buffer<uint8_t> input(1001);
+  fill_random(input, seed, 0, 9);
+  in.set(input);
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("negated_condition");
+  f(x) = cast<float>(x) - cast<float>(cast<int32_t>((in(x) % 8) / in(x + 1)) / -5);
+  f.gpu_tile(x, xo, xi, 64);
+  Buffer<float> out = onGPU(f).realize<float>({1000});
+  check_against(out, [&](const std::vector<int> &c) {
+    const int v = c[0], d = input(v + 1), q = d == 0 ? 0 : (input(v) % 8) / d;
+    return float(v) - float(q >= 5 ? -1 : 0); // Euclidean: q / -5 rounds so that the remainder is >= 0
+  });
+}
+
 TEST_CASE("A narrow min compared for equality on the GPU", "[gpu]") {
   // GPU fuzz seed 400771: min(u8(y) * 4, 7) / 7 came out inverted on an H200 (1 1 0 for y = 0, 1, 2
   // instead of 0 0 1). The PTX was right; the CUDA 13 driver's PTX compiler inverts a 16-bit min
   // fused with a comparison of its result, so device code keeps narrow min and max in 32 bits
-  // (codegen/WidenNarrowMinMax.h).
+  // (codegen/WidenNarrowIntegers.h).
   PTXJIT_REQUIRE_GPU();
   Var x("x"), y("y"), xb("xb"), xt("xt");
   Func f("narrow_min");

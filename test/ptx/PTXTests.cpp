@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <unistd.h>
 
 using namespace ptxjit;
@@ -338,6 +339,22 @@ TEST_CASE("PTX hides negations from the driver's fused 3-way min and max", "[ptx
   std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_90"));
   INFO(ptx);
   CHECK_THAT(ptx, !Catch::Contains("neg.s32") && !Catch::Contains("neg.s16") && Catch::Contains("not.b32"));
+  CHECK(assemble(ptx, "sm_90").empty());
+}
+
+TEST_CASE("PTX converts a negated condition to float as -1", "[ptx]") {
+  // LLVM 19's NVPTX converts a signed i1 as unsigned (codegen/SignedBoolToFloat.h): the quotient
+  // q / -5 of q in [0, 7] is -(q > 4), which instcombine makes a sitofp of the condition.
+  ImageParam in(UInt(8), 1, "in");
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("negated_condition");
+  f(x) = cast<float>(x) - cast<float>(cast<int32_t>((in(x) % 8) / in(x + 1)) / -5);
+  f.gpu_tile(x, xo, xi, 64);
+  std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_90"));
+  INFO(ptx);
+  const std::regex unsignedBoolAsSigned(R"(selp\.[bsu]32\s+(%r\d+), 1, 0, %p\d+;\s*cvt\.rn\.f32\.s32\s+%f\d+, \1;)");
+  CHECK_FALSE(std::regex_search(ptx, unsignedBoolAsSigned));
+  CHECK_THAT(ptx, Catch::Contains("0fBF800000")); // -1.0
   CHECK(assemble(ptx, "sm_90").empty());
 }
 
