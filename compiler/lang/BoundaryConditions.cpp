@@ -1,62 +1,146 @@
 #include "ptxjit/BoundaryConditions.h"
 
 #include "ptxjit/IROperator.h"
+#include "UniqueName.h"
+
+#include <functional>
 
 namespace ptxjit::BoundaryConditions {
 namespace {
 
-std::vector<Var> argsFor(const ImageParam &image, const char *what) {
-  if (!image.contents())
-    throw CompileError(std::string(what) + " of an uninitialized ImageParam");
-  std::vector<Var> vars;
-  for (int d = 0; d < image.dimensions(); ++d)
-    vars.emplace_back(image.name() + "_" + what + "_" + std::to_string(d));
-  return vars;
+// What a boundary condition reads: a Func, an ImageParam or a Buffer, called at coordinates.
+struct Source {
+  std::string name;
+  Type type;
+  int dimensions = 0;
+  std::function<Expr(const std::vector<Expr> &)> call;
+  Region bounds;
+};
+
+Source sourceOf(const Func &f, const Region &bounds, const char *what) {
+  if (!f.defined())
+    throw CompileError(std::string(what) + " of the undefined Func " + f.name());
+  if (static_cast<int>(bounds.size()) > f.dimensions())
+    throw CompileError(std::string(what) + " of " + f.name() + ": " + std::to_string(bounds.size()) +
+                       " bounds for a Func of " + std::to_string(f.dimensions()) + " dimensions");
+  for (const Range &r : bounds)
+    if (r.min.defined() != r.extent.defined())
+      throw CompileError(std::string(what) + " of " + f.name() + ": a range with a min but no extent, or the reverse");
+  return {f.name(), f.type(), f.dimensions(), [f](const std::vector<Expr> &c) { return Expr(f(c)); }, bounds};
 }
 
-std::vector<Expr> asExprs(const std::vector<Var> &vars) { return {vars.begin(), vars.end()}; }
+Source sourceOf(const ImageParam &image, const char *what) {
+  if (!image.contents())
+    throw CompileError(std::string(what) + " of an uninitialized ImageParam");
+  Region bounds;
+  for (int d = 0; d < image.dimensions(); ++d)
+    bounds.emplace_back(image.min(d), image.extent(d));
+  return {image.name(), image.type(), image.dimensions(), [image](const std::vector<Expr> &c) { return image(c); },
+          bounds};
+}
+
+Source sourceOf(const RawBuffer &buffer, const char *what) {
+  if (!buffer.defined())
+    throw CompileError(std::string(what) + " of an undefined Buffer");
+  Region bounds;
+  for (int d = 0; d < buffer.dimensions(); ++d)
+    bounds.emplace_back(buffer.min(d), buffer.extent(d));
+  const ptxjit_type_t t = buffer.type();
+  return {unique_name("buffer"), Type(static_cast<Type::Code>(t.code), t.bits), buffer.dimensions(),
+          [buffer](const std::vector<Expr> &c) { return detail::buffer_call(buffer, c); }, bounds};
+}
+
+// The Func over fresh Vars whose value is `body(coordinates)`, where each bounded coordinate is
+// mapped into its range by `inside(var, min, extent)`.
+Func define(const Source &s, const char *what, const std::function<Expr(Expr, Expr, Expr)> &inside,
+            const std::function<Expr(const std::vector<Var> &, Expr)> &body = nullptr) {
+  std::vector<Var> vars;
+  std::vector<Expr> args, coords;
+  for (int d = 0; d < s.dimensions; ++d) {
+    vars.emplace_back(s.name + "_" + what + "_" + std::to_string(d));
+    args.push_back(vars.back());
+    const bool bounded = d < static_cast<int>(s.bounds.size()) && s.bounds[d].min.defined();
+    coords.push_back(bounded ? inside(vars.back(), s.bounds[d].min, s.bounds[d].extent) : Expr(vars.back()));
+  }
+  Func f(s.name + "_" + what);
+  Expr value = s.call(coords);
+  f(args) = body ? body(vars, value) : value;
+  return f;
+}
+
+Expr clampToRange(Expr v, Expr min, Expr extent) { return clamp(std::move(v), min, min + extent - 1); }
+
+Func constantExterior(const Source &s, Expr value) {
+  return define(s, "constant_exterior", clampToRange, [&](const std::vector<Var> &vars, Expr loaded) {
+    Expr in;
+    for (size_t d = 0; d < vars.size() && d < s.bounds.size(); ++d) {
+      if (!s.bounds[d].min.defined())
+        continue;
+      Expr lo = s.bounds[d].min, hi = s.bounds[d].min + s.bounds[d].extent - 1;
+      Expr here = vars[d] >= lo && vars[d] <= hi;
+      in = in.defined() ? (in && here) : here;
+    }
+    return in.defined() ? select(in, loaded, cast(s.type, value)) : loaded;
+  });
+}
+
+Func repeatEdge(const Source &s) { return define(s, "repeat_edge", clampToRange); }
+
+// The clamps in the next three never bind; they tell bounds inference the coordinate stays
+// inside the range. The language's % is Euclidean: never negative, and x % 0 is 0.
+Func repeatImage(const Source &s) {
+  return define(s, "repeat_image",
+                [](Expr v, Expr min, Expr extent) { return min + clamp((v - min) % extent, 0, extent - 1); });
+}
+
+Func mirrorImage(const Source &s) {
+  return define(s, "mirror_image", [](Expr v, Expr min, Expr extent) {
+    Expr t = (v - min) % (2 * extent);
+    return min + clamp(select(t < extent, t, 2 * extent - 1 - t), 0, extent - 1);
+  });
+}
+
+Func mirrorInterior(const Source &s) {
+  // Period 2 * (extent - 1): the edge points are not repeated. An extent of 1 gives its point.
+  return define(s, "mirror_interior", [](Expr v, Expr min, Expr extent) {
+    Expr limit = extent - 1;
+    Expr t = (v - min) % (2 * limit);
+    return min + clamp(select(t <= limit, t, 2 * limit - t), 0, limit);
+  });
+}
 
 } // namespace
 
-Func repeat_edge(const ImageParam &image) {
-  std::vector<Var> vars = argsFor(image, "repeat_edge");
-  std::vector<Expr> coords;
-  for (int d = 0; d < image.dimensions(); ++d)
-    coords.push_back(clamp(vars[d], image.min(d), image.min(d) + image.extent(d) - 1));
-  Func f(image.name() + "_repeat_edge");
-  f(asExprs(vars)) = image(coords);
-  return f;
+Func constant_exterior(const Func &source, Expr value, const Region &bounds) {
+  return constantExterior(sourceOf(source, bounds, "constant_exterior"), std::move(value));
 }
-
 Func constant_exterior(const ImageParam &image, Expr value) {
-  std::vector<Var> vars = argsFor(image, "constant_exterior");
-  std::vector<Expr> coords;
-  Expr inside;
-  for (int d = 0; d < image.dimensions(); ++d) {
-    Expr lo = image.min(d), hi = image.min(d) + image.extent(d) - 1;
-    coords.push_back(clamp(vars[d], lo, hi));
-    Expr in = vars[d] >= lo && vars[d] <= hi;
-    inside = inside.defined() ? (inside && in) : in;
-  }
-  Func f(image.name() + "_constant_exterior");
-  Expr loaded = image(coords);
-  f(asExprs(vars)) = inside.defined() ? select(inside, loaded, cast(image.type(), value)) : loaded;
-  return f;
+  return constantExterior(sourceOf(image, "constant_exterior"), std::move(value));
+}
+Func constant_exterior(const RawBuffer &buffer, Expr value) {
+  return constantExterior(sourceOf(buffer, "constant_exterior"), std::move(value));
 }
 
-Func mirror_image(const ImageParam &image) {
-  std::vector<Var> vars = argsFor(image, "mirror_image");
-  std::vector<Expr> coords;
-  for (int d = 0; d < image.dimensions(); ++d) {
-    Expr extent = image.extent(d);
-    Expr t = (Expr(vars[d]) - image.min(d)) % (2 * extent);
-    // The clamp never binds; it tells bounds inference the coordinate stays inside the image.
-    Expr reflected = select(t < extent, t, 2 * extent - 1 - t);
-    coords.push_back(image.min(d) + clamp(reflected, 0, extent - 1));
-  }
-  Func f(image.name() + "_mirror_image");
-  f(asExprs(vars)) = image(coords);
-  return f;
+Func repeat_edge(const Func &source, const Region &bounds) { return repeatEdge(sourceOf(source, bounds, "repeat_edge")); }
+Func repeat_edge(const ImageParam &image) { return repeatEdge(sourceOf(image, "repeat_edge")); }
+Func repeat_edge(const RawBuffer &buffer) { return repeatEdge(sourceOf(buffer, "repeat_edge")); }
+
+Func repeat_image(const Func &source, const Region &bounds) {
+  return repeatImage(sourceOf(source, bounds, "repeat_image"));
 }
+Func repeat_image(const ImageParam &image) { return repeatImage(sourceOf(image, "repeat_image")); }
+Func repeat_image(const RawBuffer &buffer) { return repeatImage(sourceOf(buffer, "repeat_image")); }
+
+Func mirror_image(const Func &source, const Region &bounds) {
+  return mirrorImage(sourceOf(source, bounds, "mirror_image"));
+}
+Func mirror_image(const ImageParam &image) { return mirrorImage(sourceOf(image, "mirror_image")); }
+Func mirror_image(const RawBuffer &buffer) { return mirrorImage(sourceOf(buffer, "mirror_image")); }
+
+Func mirror_interior(const Func &source, const Region &bounds) {
+  return mirrorInterior(sourceOf(source, bounds, "mirror_interior"));
+}
+Func mirror_interior(const ImageParam &image) { return mirrorInterior(sourceOf(image, "mirror_interior")); }
+Func mirror_interior(const RawBuffer &buffer) { return mirrorInterior(sourceOf(buffer, "mirror_interior")); }
 
 } // namespace ptxjit::BoundaryConditions

@@ -1,22 +1,56 @@
 #ifndef PTXJIT_BOUNDARYCONDITIONS_H
 #define PTXJIT_BOUNDARYCONDITIONS_H
 
-// Funcs defined everywhere from an image defined on its bounds.
+// Funcs defined everywhere from a Func, an ImageParam or a Buffer defined on a region: each reads
+// the source inside the region and decides what lies outside it. A Func source names its region;
+// an image's is its own. Dimensions past the region's, or whose min is undefined, pass through.
 
+#include "ptxjit/Buffer.h"
 #include "ptxjit/Func.h"
 #include "ptxjit/Param.h"
 
+#include <vector>
+
 #pragma GCC visibility push(default)
-namespace ptxjit::BoundaryConditions {
+namespace ptxjit {
+
+/// A one-dimensional interval [min, min + extent).
+struct Range {
+  Expr min, extent;
+  Range() = default;
+  Range(Expr min, Expr extent) : min(std::move(min)), extent(std::move(extent)) {}
+};
+using Region = std::vector<Range>;
+
+namespace BoundaryConditions {
+
+/// Points outside take `value`.
+Func constant_exterior(const Func &source, Expr value, const Region &bounds);
+Func constant_exterior(const ImageParam &image, Expr value);
+Func constant_exterior(const RawBuffer &buffer, Expr value);
 
 /// Points outside take the value of the nearest edge point.
+Func repeat_edge(const Func &source, const Region &bounds);
 Func repeat_edge(const ImageParam &image);
-/// Points outside take `value`.
-Func constant_exterior(const ImageParam &image, Expr value);
-/// Points outside reflect about the edge, repeating the edge point (…, 1, 0, 0, 1, …).
-Func mirror_image(const ImageParam &image);
+Func repeat_edge(const RawBuffer &buffer);
 
-} // namespace ptxjit::BoundaryConditions
+/// The region tiles the plane (…, n-1, 0, 1, …, n-1, 0, …).
+Func repeat_image(const Func &source, const Region &bounds);
+Func repeat_image(const ImageParam &image);
+Func repeat_image(const RawBuffer &buffer);
+
+/// Points outside reflect about the edge, repeating the edge point (…, 1, 0, 0, 1, …).
+Func mirror_image(const Func &source, const Region &bounds);
+Func mirror_image(const ImageParam &image);
+Func mirror_image(const RawBuffer &buffer);
+
+/// Points outside reflect about the edge point, which appears once (…, 2, 1, 0, 1, 2, …).
+Func mirror_interior(const Func &source, const Region &bounds);
+Func mirror_interior(const ImageParam &image);
+Func mirror_interior(const RawBuffer &buffer);
+
+} // namespace BoundaryConditions
+} // namespace ptxjit
 
 #pragma GCC visibility pop
 

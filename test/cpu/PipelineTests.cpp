@@ -156,6 +156,11 @@ TEST_CASE("Separable blur with boundary conditions", "[cpu][pipeline]") {
     int t = ((v % (2 * n)) + 2 * n) % (2 * n);
     return t < n ? t : 2 * n - 1 - t;
   };
+  auto wrap = [](int v, int n) { return ((v % n) + n) % n; };
+  auto mirrorInterior = [](int v, int n) {
+    const int period = 2 * (n - 1), t = ((v % period) + period) % period;
+    return t < n ? t : period - t;
+  };
   struct Case {
     const char *Name;
     std::function<Func(const ImageParam &)> Make;
@@ -168,6 +173,10 @@ TEST_CASE("Separable blur with boundary conditions", "[cpu][pipeline]") {
        [&](int x, int y) { return (x < 0 || y < 0 || x >= w || y >= h) ? 0.5f : input(x, y); }},
       {"mirror_image", [](const ImageParam &i) { return BoundaryConditions::mirror_image(i); },
        [&](int x, int y) { return input(mirror(x, w), mirror(y, h)); }},
+      {"repeat_image", [](const ImageParam &i) { return BoundaryConditions::repeat_image(i); },
+       [&](int x, int y) { return input(wrap(x, w), wrap(y, h)); }},
+      {"mirror_interior", [](const ImageParam &i) { return BoundaryConditions::mirror_interior(i); },
+       [&](int x, int y) { return input(mirrorInterior(x, w), mirrorInterior(y, h)); }},
   };
   for (const Case &c : cases) {
     INFO(c.Name);
@@ -189,6 +198,78 @@ TEST_CASE("Separable blur with boundary conditions", "[cpu][pipeline]") {
       return rx(p2[0], p2[1] - 2) + rx(p2[0], p2[1]) * 2.0f + rx(p2[0], p2[1] + 2);
     });
   }
+}
+
+TEST_CASE("Boundary conditions of Funcs over a region, and of Buffers", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  // A Func defined everywhere, bounded to [2, 11] x [-3, 1]; the third dimension passes through.
+  Var x("x"), y("y"), c("c");
+  Func source("source");
+  source(x, y, c) = x * 100 + y * 10 + c;
+  const Region region = {{2, 10}, {-3, 5}};
+  auto inRange = [](int v, int min, int extent) { return v >= min && v < min + extent; };
+  auto edge = [](int v, int min, int extent) { return std::min(std::max(v, min), min + extent - 1); };
+  auto tile = [](int v, int min, int extent) { return min + ((v - min) % extent + extent) % extent; };
+  auto mirror = [](int v, int min, int extent) {
+    const int t = ((v - min) % (2 * extent) + 2 * extent) % (2 * extent);
+    return min + (t < extent ? t : 2 * extent - 1 - t);
+  };
+  auto interior = [](int v, int min, int extent) {
+    const int period = 2 * (extent - 1), t = period ? ((v - min) % period + period) % period : 0;
+    return min + (t < extent ? t : period - t);
+  };
+  struct Case {
+    const char *name;
+    Func bounded;
+    std::function<int(int, int, int)> reference;
+  };
+  auto value = [](int vx, int vy, int vc) { return vx * 100 + vy * 10 + vc; };
+  std::vector<Case> cases = {
+      {"constant_exterior", BoundaryConditions::constant_exterior(source, -1, region),
+       [&](int vx, int vy, int vc) { return inRange(vx, 2, 10) && inRange(vy, -3, 5) ? value(vx, vy, vc) : -1; }},
+      {"repeat_edge", BoundaryConditions::repeat_edge(source, region),
+       [&](int vx, int vy, int vc) { return value(edge(vx, 2, 10), edge(vy, -3, 5), vc); }},
+      {"repeat_image", BoundaryConditions::repeat_image(source, region),
+       [&](int vx, int vy, int vc) { return value(tile(vx, 2, 10), tile(vy, -3, 5), vc); }},
+      {"mirror_image", BoundaryConditions::mirror_image(source, region),
+       [&](int vx, int vy, int vc) { return value(mirror(vx, 2, 10), mirror(vy, -3, 5), vc); }},
+      {"mirror_interior", BoundaryConditions::mirror_interior(source, region),
+       [&](int vx, int vy, int vc) { return value(interior(vx, 2, 10), interior(vy, -3, 5), vc); }},
+      // An undefined range leaves its dimension unbounded.
+      {"repeat_edge in y only", BoundaryConditions::repeat_edge(source, {Range(), Range(0, 1)}),
+       [&](int vx, int vy, int vc) { return value(vx, 0, vc); }},
+  };
+  for (Case &k : cases) {
+    INFO(k.name);
+    Func out("out");
+    out(x, y, c) = k.bounded(x, y, c);
+    Buffer<int> result(40, 23, 2);
+    result.set_min({-14, -11, 0});
+    Pipeline(out).realize(result);
+    check_against(result, [&](const std::vector<int> &p) { return k.reference(p[0], p[1], p[2]); });
+  }
+
+  // A Buffer's own region, with a non-zero min; an extent of 1 mirrors to its one point.
+  Buffer<int16_t> buffer(7, 1);
+  buffer.set_min({-2, 4});
+  fill_random(buffer, seed, -1000, 1000);
+  Func out("from_buffer");
+  out(x, y) = BoundaryConditions::mirror_interior(buffer)(x, y) + BoundaryConditions::repeat_image(buffer)(x, y) * 3 +
+              BoundaryConditions::constant_exterior(buffer, 5)(x, y) * 7;
+  Buffer<int16_t> result(30, 9);
+  result.set_min({-12, 0});
+  Pipeline(out).realize(result);
+  check_against(result, [&](const std::vector<int> &p) {
+    const int bx = p[0];
+    const bool inside = inRange(bx, -2, 7) && p[1] == 4;
+    return int16_t(buffer(interior(bx, -2, 7), 4) + buffer(tile(bx, -2, 7), 4) * 3 +
+                   (inside ? buffer(bx, 4) : 5) * 7);
+  });
+
+  CHECK_THROWS_WITH(BoundaryConditions::repeat_edge(source, {{0, 1}, {0, 1}, {0, 1}, {0, 1}}),
+                    Catch::Contains("4 bounds for a Func of 3 dimensions"));
+  CHECK_THROWS_WITH(BoundaryConditions::repeat_edge(Func("undefined"), {}), Catch::Contains("undefined Func undefined"));
 }
 
 TEST_CASE("Histogram with an RDom", "[cpu][pipeline]") {

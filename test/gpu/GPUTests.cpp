@@ -1207,6 +1207,33 @@ TEST_CASE("Negated operands of nested mins and maxes on the GPU", "[gpu]") {
   });
 }
 
+TEST_CASE("Boundary conditions repeat_image and mirror_interior on the GPU", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 37, h = 13;
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(w, h);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func f("bounded_twice");
+  f(x, y) = BoundaryConditions::repeat_image(in)(x, y) + BoundaryConditions::mirror_interior(in)(x - 3, y + 2) * 2.0f;
+  f.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+  Buffer<float> out(3 * w, 3 * h);
+  out.set_min({-w, -h});
+  onGPU(f).realize(out);
+  copy_to_host(out);
+  auto wrap = [](int v, int n) { return ((v % n) + n) % n; };
+  auto interior = [](int v, int n) {
+    const int period = 2 * (n - 1), t = ((v % period) + period) % period;
+    return t < n ? t : period - t;
+  };
+  check_against(out, [&](const std::vector<int> &c) {
+    return input(wrap(c[0], w), wrap(c[1], h)) + input(interior(c[0] - 3, w), interior(c[1] + 2, h)) * 2.0f;
+  });
+}
+
 TEST_CASE("A negated condition converted to float on the GPU", "[gpu]") {
   // GPU fuzz seed 162000386: float(q / -5) of q in [0, 7] came out +1 where it is -1; LLVM 19's
   // NVPTX converts a signed i1 as unsigned (codegen/SignedBoolToFloat.h).
