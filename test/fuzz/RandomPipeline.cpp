@@ -115,7 +115,7 @@ public:
   PipelineDesc generate() {
     P.dims = pick({1, 2, 2, 3});
     P.inputType = pickScalar();
-    P.boundary = P.gpu ? pick({1, 2, 3}) : pick({0, 0, 1, 2, 3});
+    P.boundary = P.gpu ? pick({1, 2, 3, 4, 5}) : pick({0, 0, 1, 2, 3, 4, 5});
     const int maxExtent = P.dims == 1 ? 40 : P.dims == 2 ? 14 : 7;
     for (int d = 0; d < P.dims; ++d) {
       P.outputMin.push_back(uniform(-4, 4));
@@ -660,6 +660,11 @@ private:
       } else if (P.boundary == 3) {
         int64_t t = euclidMod(c[d] - lo, 2 * extent);
         c[d] = lo + std::clamp<int64_t>(t < extent ? t : 2 * extent - 1 - t, 0, extent - 1);
+      } else if (P.boundary == 4) {
+        c[d] = lo + euclidMod(c[d] - lo, extent);
+      } else if (P.boundary == 5) {
+        const int64_t period = 2 * (extent - 1), t = period ? euclidMod(c[d] - lo, period) : 0;
+        c[d] = lo + (t < extent ? t : period - t);
       } else if (c[d] < lo || c[d] > hi) {
         throw std::logic_error("reference: a read outside the input");
       }
@@ -910,6 +915,12 @@ public:
       break;
     case 3:
       Bounded = BoundaryConditions::mirror_image(In);
+      break;
+    case 4:
+      Bounded = BoundaryConditions::repeat_image(In);
+      break;
+    case 5:
+      Bounded = BoundaryConditions::mirror_interior(In);
       break;
     default:
       break;
@@ -1199,7 +1210,12 @@ std::string to_string(const PipelineDesc &p) {
   std::string vars;
   for (int d = 0; d < p.dims; ++d)
     vars += (d ? ", " : "") + coords[d];
-  static const char *boundaries[] = {"", "repeat_edge(in)", "constant_exterior(in, 7)", "mirror_image(in)"};
+  static const char *boundaries[] = {"",
+                                     "repeat_edge(in)",
+                                     "constant_exterior(in, 7)",
+                                     "mirror_image(in)",
+                                     "repeat_image(in)",
+                                     "mirror_interior(in)"};
   s << "// seed " << p.seed << (p.gpu ? " (gpu)" : "") << "\n";
   s << "ImageParam in(" << nameOf(p.inputType) << ", " << p.dims << ");  // over";
   for (int d = 0; d < p.dims; ++d)

@@ -66,7 +66,7 @@ struct PipelineDesc {
   uint64_t seed = 0;
   int dims = 1;
   Scalar inputType = Scalar::I32;
-  int boundary = 0; // 0 none, 1 repeat_edge, 2 constant_exterior, 3 mirror_image
+  int boundary = 0; // 0 none, 1 repeat_edge, 2 constant_exterior, 3 mirror_image, 4 repeat_image, 5 mirror_interior
   std::vector<int> inputMin, inputExtent;
   std::vector<FuncDesc> funcs; // the last is the output
   std::vector<int> outputMin, outputExtent;
