@@ -100,6 +100,20 @@ public:
   explicit Simplifier(bool pushIntoMinMax = false) : PushIntoMinMax(pushIntoMinMax) {}
   using IRMutator::mutate;
 
+  // A sum's operands that are sums themselves are part of it: they are pushed into mins and
+  // maxes only as the whole sum, after its terms have cancelled (pushing (max - min) first would
+  // keep min + (max - min) from becoming max).
+  Expr mutate(const Expr &e) override {
+    const auto *mul = e.defined() ? e.as<Mul>() : nullptr;
+    const bool scaled = mul && (as_const_int(mul->a) || as_const_int(mul->b));
+    const bool partOfSum = e.defined() && (e.as<Add>() || e.as<Sub>() || scaled);
+    const bool saved = InSum;
+    InSum = InSum && partOfSum;
+    Expr result = IRMutator::mutate(e);
+    InSum = saved;
+    return result;
+  }
+
 private:
   std::map<std::string, Expr> LetReplacements;
   // The ranges of the loop variables around the code being simplified, where constant: a
@@ -109,6 +123,8 @@ private:
   // Off in simplify(): pushing sums inside min/max helps bound an expression but can split
   // terms that would otherwise cancel, as in x + (min(x + 33, end) - x).
   bool PushIntoMinMax;
+  // Whether the node being simplified is an operand of an enclosing sum (see mutate).
+  bool InSum = false;
 
   using IRMutator::visit;
 
@@ -146,7 +162,7 @@ private:
     LinearForm form;
     form.add(a, 1);
     form.add(b, bScale);
-    if (Expr pushed = PushIntoMinMax ? pushIntoMinMax(form, original.type()) : Expr(); pushed.defined())
+    if (Expr pushed = PushIntoMinMax && !InSum ? pushIntoMinMax(form, original.type()) : Expr(); pushed.defined())
       return pushed;
     return form.build(original.type());
   }
@@ -205,8 +221,17 @@ private:
     return Expr();
   }
 
+  // The operands of a sum, simplified as parts of it.
+  std::pair<Expr, Expr> sumOperands(const Expr &a, const Expr &b) {
+    const bool saved = InSum;
+    InSum = true;
+    std::pair<Expr, Expr> result{mutate(a), mutate(b)};
+    InSum = saved;
+    return result;
+  }
+
   Expr visit(const Add *op) override {
-    Expr a = mutate(op->a), b = mutate(op->b);
+    auto [a, b] = sumOperands(op->a, op->b);
     if (isLinearInt(op->type))
       return linear(Expr(op), a, b, 1);
     auto fa = as_const_float(a), fb = as_const_float(b);
@@ -220,7 +245,7 @@ private:
   }
 
   Expr visit(const Sub *op) override {
-    Expr a = mutate(op->a), b = mutate(op->b);
+    auto [a, b] = sumOperands(op->a, op->b);
     if (isLinearInt(op->type))
       return linear(Expr(op), a, b, -1);
     auto fa = as_const_float(a), fb = as_const_float(b);
@@ -232,7 +257,8 @@ private:
   }
 
   Expr visit(const Mul *op) override {
-    Expr a = mutate(op->a), b = mutate(op->b);
+    const bool scaled = isLinearInt(op->type) && (as_const_int(op->a) || as_const_int(op->b));
+    auto [a, b] = scaled ? sumOperands(op->a, op->b) : std::pair<Expr, Expr>{mutate(op->a), mutate(op->b)};
     if (isLinearInt(op->type) && (as_const_int(a) || as_const_int(b))) {
       LinearForm form;
       if (auto c = as_const_int(b))

@@ -39,6 +39,7 @@ enum class TailStrategy {
                ///< extent must be a multiple of the factor (checked at run time).
   PredicateLoads,  ///< as GuardWithIf (Halide's predicated loads compute the same values)
   PredicateStores, ///< as GuardWithIf
+  ShiftInwards = ShiftInward, ///< Halide's spelling
 };
 
 /// A Var or an RVar, as schedules name loops.

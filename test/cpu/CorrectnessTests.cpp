@@ -927,3 +927,37 @@ TEST_CASE("A guarded split producer computed inside a split of a split reads onl
     return input(v - 2) + 1 + f1Ref(v - 2) * f1Ref(v) + input(v) + 1;
   });
 }
+
+TEST_CASE("A producer computed inside guarded splits of a split reads only what it needs", "[cpu][pipeline]") {
+  // Fuzz seed 251003556 (refused): f1 is computed in the innermost of three nested splits, the
+  // inner two guarded; its region's end, min + (max - min), was simplified piecewise and no
+  // longer cancelled to max, so bounds asked the input for a point past its end.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Var x("x"), xo("xo"), xi("xi"), xio("xio"), xii("xii"), xiio("xiio"), xiii("xiii");
+  Func f0("f0"), f1("f1"), f5("f5");
+  RDom r(0, 3);
+  f0(x) = in(x - 1) * 2;
+  f0.compute_root();
+  f1(x) = f0(x) + x;
+  f1(x) += f0(x + r);
+  f5(x) = f1(x) + in(x + 2) + f0(x - 2);
+  f5.split(x, xo, xi, 4, TailStrategy::ShiftInward)
+      .split(xi, xio, xii, 6, TailStrategy::GuardWithIf)
+      .split(xii, xiio, xiii, 2, TailStrategy::GuardWithIf);
+  f1.compute_at(f5, xiii);
+  // Exactly the region the output [4, 10] reads: [1, 12].
+  Buffer<int32_t> input(12);
+  input.set_min({1});
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Buffer<int32_t> out(7);
+  out.set_min({4});
+  Pipeline(f5).realize(out);
+  auto f0Ref = [&](int v) { return input(v - 1) * 2; };
+  check_against(out, [&](const std::vector<int> &c) {
+    const int v = c[0];
+    return f0Ref(v) + v + f0Ref(v) + f0Ref(v + 1) + f0Ref(v + 2) + input(v + 2) + f0Ref(v - 2);
+  });
+}
