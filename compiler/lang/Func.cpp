@@ -328,7 +328,64 @@ Stage::Stage(std::shared_ptr<FunctionContents> function, int index) : Function(s
     throw CompileError("Func " + Function->name + " has no update definition " + std::to_string(index - 1));
 }
 
+Stage::Stage(std::shared_ptr<FunctionContents> function, int index, int specialization)
+    : Stage(std::move(function), index) {
+  SpecializationIndex = specialization;
+}
+
 std::string Stage::name() const { return Function->name + ".s" + std::to_string(Index); }
+
+StageSchedule &Stage::schedule() const {
+  Definition &d = Function->stage(Index);
+  return SpecializationIndex < 0 ? d.schedule : d.specializations.at(static_cast<size_t>(SpecializationIndex)).schedule;
+}
+
+namespace {
+
+// The names of the variables `e` reads that are not Params or input sizes.
+class NonParamVariables : public IRVisitor {
+public:
+  std::vector<std::string> Names;
+
+private:
+  using IRVisitor::visit;
+  void visit(const Variable *op) override {
+    if (!op->param && std::find(Names.begin(), Names.end(), op->name) == Names.end())
+      Names.push_back(op->name);
+  }
+};
+
+} // namespace
+
+Stage Stage::specialize(Expr condition) {
+  if (SpecializationIndex >= 0)
+    throw CompileError("specialize of " + name() + ": a specialization cannot be specialized again; give the "
+                       "combined condition (a && b) to the stage itself");
+  if (!condition.defined() || !condition.type().is_bool() || !condition.type().is_scalar())
+    throw CompileError("specialize of " + name() + ": the condition must be a bool");
+  NonParamVariables reads;
+  condition.accept(&reads);
+  if (!reads.Names.empty())
+    throw CompileError("specialize of " + name() + ": the condition reads " + joinNames(reads.Names) +
+                       ", which is not a Param or an input's size; it must hold or fail for the whole realize");
+  Definition &d = Function->stage(Index);
+  if (d.specialize_fail)
+    throw CompileError("specialize of " + name() + ": after specialize_fail, no condition can be added");
+  for (size_t i = 0; i < d.specializations.size(); ++i)
+    if (equal(d.specializations[i].condition, condition))
+      return Stage(Function, Index, static_cast<int>(i));
+  d.specializations.push_back({condition, d.schedule});
+  return Stage(Function, Index, static_cast<int>(d.specializations.size()) - 1);
+}
+
+void Stage::specialize_fail(const std::string &message) {
+  if (SpecializationIndex >= 0)
+    throw CompileError("specialize_fail of " + name() + ": call it on the stage, not on one of its specializations");
+  Definition &d = Function->stage(Index);
+  if (d.specializations.empty())
+    throw CompileError("specialize_fail of " + name() + ": there is no specialization; every realize would fail");
+  d.specialize_fail = message;
+}
 
 namespace {
 
@@ -356,7 +413,7 @@ void requireFresh(const StageSchedule &s, const std::string &stage, const char *
 
 Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
                     TailStrategy tail) {
-  StageSchedule &s = Function->stage(Index).schedule;
+  StageSchedule &s = schedule();
   size_t i = findDim(s, name(), "split", old.name());
   requireFresh(s, name(), "split", outer.name(), old.name());
   requireFresh(s, name(), "split", inner.name(), old.name());
@@ -384,7 +441,7 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
 }
 
 Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
-  StageSchedule &s = Function->stage(Index).schedule;
+  StageSchedule &s = schedule();
   size_t i = findDim(s, name(), "fuse", inner.name());
   size_t o = findDim(s, name(), "fuse", outer.name());
   if (i == o)
@@ -413,7 +470,7 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
 }
 
 Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
-  StageSchedule &s = Function->stage(Index).schedule;
+  StageSchedule &s = schedule();
   std::vector<size_t> positions;
   for (const VarOrRVar &v : vars) {
     size_t i = findDim(s, name(), "reorder", v.name());
@@ -447,25 +504,27 @@ Stage &Stage::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, 
 }
 
 namespace {
-Stage &setForType(Stage &stage, FunctionContents &f, int index, const std::string &stageName, const char *directive,
-                  const VarOrRVar &var, ForType t) {
-  StageSchedule &s = f.stage(index).schedule;
+void setForType(StageSchedule &s, const std::string &stageName, const char *directive, const VarOrRVar &var,
+                ForType t) {
   s.dims[findDim(s, stageName, directive, var.name())].for_type = t;
-  return stage;
 }
 } // namespace
 
 Stage &Stage::parallel(const VarOrRVar &var) {
-  return setForType(*this, *Function, Index, name(), "parallel", var, ForType::Parallel);
+  setForType(schedule(), name(), "parallel", var, ForType::Parallel);
+  return *this;
 }
 Stage &Stage::serial(const VarOrRVar &var) {
-  return setForType(*this, *Function, Index, name(), "serial", var, ForType::Serial);
+  setForType(schedule(), name(), "serial", var, ForType::Serial);
+  return *this;
 }
 Stage &Stage::vectorize(const VarOrRVar &var) {
-  return setForType(*this, *Function, Index, name(), "vectorize", var, ForType::Vectorized);
+  setForType(schedule(), name(), "vectorize", var, ForType::Vectorized);
+  return *this;
 }
 Stage &Stage::unroll(const VarOrRVar &var) {
-  return setForType(*this, *Function, Index, name(), "unroll", var, ForType::Unrolled);
+  setForType(schedule(), name(), "unroll", var, ForType::Unrolled);
+  return *this;
 }
 // The inner loop gets a fresh name, so that vectorize or unroll by a factor can be applied to the
 // same loop again (`unroll(x, 3).unroll(x, 2)`), as in Halide.
@@ -481,14 +540,16 @@ Stage &Stage::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
 }
 
 Stage &Stage::gpu_blocks(const VarOrRVar &x) {
-  return setForType(*this, *Function, Index, name(), "gpu_blocks", x, ForType::GPUBlock);
+  setForType(schedule(), name(), "gpu_blocks", x, ForType::GPUBlock);
+  return *this;
 }
 Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y) { return gpu_blocks(x).gpu_blocks(y); }
 Stage &Stage::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
   return gpu_blocks(x).gpu_blocks(y).gpu_blocks(z);
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x) {
-  return setForType(*this, *Function, Index, name(), "gpu_threads", x, ForType::GPUThread);
+  setForType(schedule(), name(), "gpu_threads", x, ForType::GPUThread);
+  return *this;
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) { return gpu_threads(x).gpu_threads(y); }
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
@@ -565,6 +626,9 @@ Stage Func::update(int i) {
                        " update definitions; update(" + std::to_string(i) + ") does not exist");
   return Stage(Contents, i + 1);
 }
+
+Stage Func::specialize(Expr condition) { return Stage(Contents, 0).specialize(std::move(condition)); }
+void Func::specialize_fail(const std::string &message) { Stage(Contents, 0).specialize_fail(message); }
 
 namespace {
 Stage pureStage(const std::shared_ptr<FunctionContents> &f, const char *directive) {

@@ -8,6 +8,7 @@
 #include "ptxjit/Func.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,21 @@ struct StageSchedule {
   std::vector<std::pair<std::string, std::string>> reordered_rvars;
 };
 
+/// A schedule a definition uses where `condition` holds (Func::specialize).
+struct Specialization {
+  Expr condition;
+  StageSchedule schedule;
+};
+
 struct Definition {
   std::vector<Expr> args;
   Expr value;
   std::shared_ptr<ReductionDomainContents> rdom;
   StageSchedule schedule;
+  /// Tried in order before `schedule`: the first whose condition holds is used.
+  std::vector<Specialization> specializations;
+  /// Where set, a realize in which no specialization's condition holds fails with this message.
+  std::optional<std::string> specialize_fail;
   /// The update adds to the Func atomically, so its loops may run in parallel or on the GPU.
   bool atomic = false;
 };

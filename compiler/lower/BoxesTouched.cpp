@@ -37,6 +37,15 @@ private:
     }
   }
 
+  void mergeBox(const Box &box) {
+    if (Result.empty()) {
+      Result = box;
+      return;
+    }
+    for (size_t i = 0; i < box.size() && i < Result.size(); ++i)
+      Result[i] = interval_union(Result[i], box[i]);
+  }
+
   void visit(const Call *op) override {
     IRVisitor::visit(op);
     if (Query.calls && op->name == Query.name && (op->call_type == Call::Halide || op->call_type == Call::Image))
@@ -160,8 +169,54 @@ private:
     }
   }
 
+  // Whether `e` reads only Params and input sizes: the same for the whole realize.
+  static bool invariant(const Expr &e) {
+    class Finder : public IRVisitor {
+    public:
+      bool Varies = false;
+
+    private:
+      using IRVisitor::visit;
+      void visit(const Variable *op) override { Varies = Varies || !op->param; }
+      void visit(const Load *) override { Varies = true; }
+      void visit(const Call *op) override {
+        Varies = Varies || op->call_type == Call::Halide || op->call_type == Call::Image;
+        IRVisitor::visit(op);
+      }
+    } finder;
+    e.accept(&finder);
+    return !finder.Varies;
+  }
+
   void visit(const IfThenElse *op) override {
     op->condition.accept(this);
+    if (op->else_case.defined() && invariant(op->condition)) {
+      // One branch runs for the whole realize (a specialization): the box is the box of the branch
+      // taken, not the union of both.
+      Box before = std::move(Result);
+      Result.clear();
+      op->then_case.accept(this);
+      Box thenBox = std::move(Result);
+      Result.clear();
+      op->else_case.accept(this);
+      Box elseBox = std::move(Result);
+      Result = std::move(before);
+      if (thenBox.empty() || elseBox.empty() || thenBox.size() != elseBox.size()) {
+        for (Box *b : {&thenBox, &elseBox})
+          if (!b->empty())
+            mergeBox(*b);
+        return;
+      }
+      Box chosen(thenBox.size());
+      for (size_t i = 0; i < thenBox.size(); ++i) {
+        auto pick = [&](const Expr &t, const Expr &e) {
+          return t.defined() && e.defined() ? Select::make(op->condition, t, e) : Expr();
+        };
+        chosen[i] = {pick(thenBox[i].min, elseBox[i].min), pick(thenBox[i].max, elseBox[i].max)};
+      }
+      mergeBox(chosen);
+      return;
+    }
     Scope saved = TheScope;
     narrow(op->condition, TheScope);
     op->then_case.accept(this);

@@ -182,9 +182,17 @@ void check_update_loops(const Environment &env) {
       const Definition &d = f->stage(k);
       if (!d.rdom)
         continue;
-      Update u(name, d);
-      checkParallelLoops(u, k);
-      checkReorderedLoops(u, k);
+      // Each schedule the update may run under: its own and its specializations'.
+      std::vector<Definition> scheduled(1, d);
+      for (const Specialization &s : d.specializations) {
+        scheduled.push_back(d);
+        scheduled.back().schedule = s.schedule;
+      }
+      for (const Definition &variant : scheduled) {
+        Update u(name, variant);
+        checkParallelLoops(u, k);
+        checkReorderedLoops(u, k);
+      }
     }
 }
 

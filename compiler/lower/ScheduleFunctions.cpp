@@ -155,7 +155,11 @@ private:
 
 } // namespace
 
-Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vector<Stmt> *outputChecks) {
+namespace {
+
+// The loop nest of one stage under one of its schedules.
+Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedule &schedule,
+                   std::vector<Stmt> *outputChecks) {
   const Definition &d = f.stage(stageIndex);
   const std::string prefix = stagePrefix(f, stageIndex);
 
@@ -170,8 +174,6 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
   for (const Expr &a : d.args)
     args.push_back(substitute(renames, a));
   Stmt body = Provide::make(f.name, substitute(renames, d.value), args, d.atomic);
-
-  const StageSchedule &schedule = d.schedule;
 
   // Each loop's bounds are lets named <base>.loop_min/loop_extent/loop_max. A split may reuse the
   // old name for a new loop (split(x, x, xi)); the new loop then gets a base of its own, so the
@@ -317,6 +319,38 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
   return factorChecks.empty() ? body : Block::make(Block::make(factorChecks), body);
 }
 
+} // namespace
+
+Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vector<Stmt> *outputChecks) {
+  const Definition &d = f.stage(stageIndex);
+  // Each schedule's nest runs where its condition holds and no earlier one's does; the checks an
+  // output's nest needs hold under the same condition.
+  std::vector<Stmt> defaultChecks;
+  Stmt result = d.specialize_fail ? AssertStmt::make(make_bool(false), *d.specialize_fail, {})
+                                  : buildLoopNest(f, stageIndex, d.schedule, outputChecks ? &defaultChecks : nullptr);
+  Expr noneHolds;
+  for (const Specialization &s : d.specializations)
+    noneHolds = noneHolds.defined() ? And::make(noneHolds, Not::make(s.condition)) : Not::make(s.condition);
+  auto guarded = [](const std::vector<Stmt> &checks, const Expr &condition) {
+    return condition.defined() ? IfThenElse::make(condition, Block::make(checks)) : Block::make(checks);
+  };
+  if (outputChecks && !defaultChecks.empty())
+    outputChecks->push_back(guarded(defaultChecks, noneHolds));
+  std::vector<Stmt> nests;
+  Expr earlierHold;
+  for (const Specialization &s : d.specializations) {
+    std::vector<Stmt> checks;
+    nests.push_back(buildLoopNest(f, stageIndex, s.schedule, outputChecks ? &checks : nullptr));
+    if (!checks.empty())
+      outputChecks->push_back(guarded(checks, earlierHold.defined() ? And::make(s.condition, Not::make(earlierHold))
+                                                                    : s.condition));
+    earlierHold = earlierHold.defined() ? Or::make(earlierHold, s.condition) : s.condition;
+  }
+  for (size_t i = nests.size(); i-- > 0;)
+    result = IfThenElse::make(d.specializations[i].condition, nests[i], result);
+  return result;
+}
+
 Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
                         const std::vector<std::string> &order, CallBounds &funcValues) {
   if (output->computed_at().kind == LoopLevel::At || output->stored_at().kind == LoopLevel::At)
@@ -335,6 +369,10 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
     if (compute.kind == LoopLevel::Inlined) {
       if (f.store_level_set && store.kind != LoopLevel::Inlined)
         throw CompileError("Func " + f.name + " is computed inline and cannot be stored at " + describe(store));
+      for (int s = 0; s < f.num_stages(); ++s)
+        if (!f.stage(s).specializations.empty())
+          throw CompileError("Func " + f.name + " is computed inline, where its specializations' schedules have no "
+                             "loops to apply to; compute it at root or at a loop of its consumer");
       result = inline_function(result, f);
       continue;
     }

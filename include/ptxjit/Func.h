@@ -17,6 +17,7 @@
 
 namespace ptxjit {
 struct FunctionContents;
+struct StageSchedule;
 } // namespace ptxjit
 
 #pragma GCC visibility push(default)
@@ -101,12 +102,24 @@ public:
   /// may be parallel or GPU loops even when iterations hit the same point (a histogram).
   Stage &atomic();
 
+  /// A copy of this stage's schedule, used instead of it in realizes where `condition` holds (a
+  /// bool of Params and input sizes, the same for the whole realize); the returned Stage
+  /// schedules the copy. Conditions are tried in the order they were given, the stage's own
+  /// schedule is used where none holds; specializing a condition again returns its Stage.
+  Stage specialize(Expr condition);
+  /// Makes a realize in which no specialization's condition holds fail with `message`.
+  void specialize_fail(const std::string &message);
+
   /// e.g. "blur.s0" for the pure definition of blur, "hist.s1" for its first update.
   std::string name() const;
 
 private:
+  Stage(std::shared_ptr<FunctionContents> function, int index, int specialization);
+  StageSchedule &schedule() const;
+
   std::shared_ptr<FunctionContents> Function;
   int Index;
+  int SpecializationIndex = -1; // the schedule of Function->stage(Index).specializations[i], or its own
 };
 
 /// `f(x, y)` on either side of a definition.
@@ -154,6 +167,9 @@ public:
 
   /// The schedule of update definition `i`.
   Stage update(int i = 0);
+  /// The pure definition's Stage::specialize and Stage::specialize_fail.
+  Stage specialize(Expr condition);
+  void specialize_fail(const std::string &message);
 
   // Schedules of the pure definition.
   Func &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,

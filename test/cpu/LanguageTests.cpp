@@ -521,3 +521,62 @@ TEST_CASE("Shifts by the width less one inside bounded loops", "[cpu][language]"
   Buffer<int32_t> out = Pipeline(f).realize<int32_t>({20});
   check_against(out, [](const std::vector<int> &) { return 1111; });
 }
+
+TEST_CASE("specialize: schedules chosen at realize by conditions on Params and input sizes", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Param<int> offset("offset");
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func f("specialized");
+  f(x, y) = in(x, y) * 2 + offset;
+  // Wide inputs: full tiles of 8 with a shifted tail, vectorized; that tail needs a width of at
+  // least 8, which only this branch may check. A positive offset runs the rows in parallel.
+  f.specialize(in.width() >= 8).split(x, xo, xi, 8, TailStrategy::ShiftInwards).vectorize(xi);
+  f.specialize(offset > 0).parallel(y);
+  Pipeline p(f);
+  for (int width : {13, 8, 5, 1}) {
+    for (int value : {3, -4}) {
+      INFO("width " << width << ", offset " << value);
+      Buffer<int32_t> input(width, 7);
+      fill_random(input, seed + width, -1000, 1000);
+      in.set(input);
+      offset.set(value);
+      Buffer<int32_t> out(width, 7);
+      p.realize(out);
+      check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2 + value; });
+    }
+  }
+  std::string lowered = p.lowered_stmt(Target("host"));
+  CHECK_THAT(lowered, Catch::Contains("if ((in.extent.0 >= 8))") && Catch::Contains("parallel"));
+
+  // An update specialized; and specialize_fail where no condition holds.
+  Func g("checked");
+  RDom r(0, 3);
+  g(x) = x;
+  g(x) += in(x, r) * offset;
+  g.update().specialize(offset == 2).vectorize(x, 4);
+  g.update().specialize(offset == 3);
+  g.update().specialize_fail("offset must be 2 or 3");
+  Buffer<int32_t> input(9, 3);
+  fill_random(input, seed, -100, 100);
+  in.set(input);
+  Pipeline pg(g);
+  for (int value : {2, 3}) {
+    offset.set(value);
+    Buffer<int32_t> out = pg.realize<int32_t>({9});
+    check_against(out, [&](const std::vector<int> &c) {
+      return c[0] + (input(c[0], 0) + input(c[0], 1) + input(c[0], 2)) * value;
+    });
+  }
+  offset.set(4);
+  CHECK_THROWS_WITH(pg.realize<int32_t>({9}), Catch::Contains("offset must be 2 or 3"));
+
+  // Conditions must hold or fail for the whole realize.
+  Func h("h");
+  h(x) = x;
+  CHECK_THROWS_WITH(h.specialize(x > 3), Catch::Contains("reads x, which is not a Param or an input's size"));
+  CHECK_THROWS_WITH(h.specialize(offset + 1), Catch::Contains("the condition must be a bool"));
+  CHECK_THROWS_WITH(h.specialize_fail("no"), Catch::Contains("there is no specialization"));
+  CHECK_THROWS_WITH(h.specialize(offset > 1).specialize(offset > 2), Catch::Contains("cannot be specialized again"));
+}

@@ -1234,6 +1234,36 @@ TEST_CASE("Boundary conditions repeat_image and mirror_interior on the GPU", "[g
   });
 }
 
+TEST_CASE("specialize chooses between GPU schedules at realize", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Param<int> mode("mode");
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func f("specialized_kernels");
+  f(x, y) = in(x, y) * 3.0f + cast<float>(mode);
+  // A specialization starts from the schedule the stage has then: give it first. Narrow inputs
+  // take the first branch, so the shifted tiles of 128 (which need a width of 128) never see one.
+  f.specialize(in.width() < 64).gpu_tile(x, y, xo, yo, xi, yi, 32, 4);
+  f.specialize(mode == 1).gpu_tile(x, xo, xi, 128, TailStrategy::ShiftInwards);
+  f.gpu_tile(x, y, xo, yo, xi, yi, 8, 8);
+  Pipeline p = onGPU(f);
+  for (int width : {300, 40}) {
+    for (int value : {1, 2}) {
+      INFO("width " << width << ", mode " << value);
+      Buffer<float> input(width, 9);
+      fill_random(input, seed + width);
+      in.set(input);
+      mode.set(value);
+      Buffer<float> out(width, 9);
+      p.realize(out);
+      copy_to_host(out);
+      check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 3.0f + float(value); });
+    }
+  }
+}
+
 TEST_CASE("A negated condition converted to float on the GPU", "[gpu]") {
   // GPU fuzz seed 162000386: float(q / -5) of q in [0, 7] came out +1 where it is -1; LLVM 19's
   // NVPTX converts a signed i1 as unsigned (codegen/SignedBoolToFloat.h).

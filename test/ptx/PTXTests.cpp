@@ -358,6 +358,20 @@ TEST_CASE("PTX converts a negated condition to float as -1", "[ptx]") {
   CHECK(assemble(ptx, "sm_90").empty());
 }
 
+TEST_CASE("PTX of a specialized GPU schedule has a kernel for each branch", "[ptx]") {
+  ImageParam in(Float(32), 2, "in");
+  Param<int> mode("mode");
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func f("specialized_kernels");
+  f(x, y) = in(x, y) * 3.0f + cast<float>(mode);
+  f.specialize(mode == 1).gpu_tile(x, xo, xi, 128, TailStrategy::ShiftInwards);
+  f.gpu_tile(x, y, xo, yo, xi, yi, 8, 8);
+  std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  INFO(ptx);
+  CHECK_THAT(ptx, Catch::Contains(".reqntid 128, 1, 1") && Catch::Contains(".reqntid 8, 8, 1"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
+
 TEST_CASE("Negations in PTX text become not and add", "[unit]") {
   const std::string ptx = "\tneg.s32 \t%r160, %r159;\n"
                           "\tmax.s32 \t%r161, %r140, %r160;\n"
