@@ -133,4 +133,23 @@ bool uses_variable(const Stmt &s, const std::string &name) {
   return finder.Found;
 }
 
+bool is_realize_invariant(const Expr &e) {
+  class Finder : public IRVisitor {
+  public:
+    bool Varies = false;
+
+  private:
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { Varies = Varies || !op->param; }
+    void visit(const Load *) override { Varies = true; }
+    void visit(const Call *op) override {
+      Varies = Varies || op->call_type == Call::Halide || op->call_type == Call::Image;
+      IRVisitor::visit(op);
+    }
+  } finder;
+  if (e.defined())
+    e.accept(&finder);
+  return !finder.Varies;
+}
+
 } // namespace ptxjit::ir

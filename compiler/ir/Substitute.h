@@ -31,6 +31,10 @@ constexpr int MaxExpandedLetNodes = 200;
 bool uses_variable(const Expr &e, const std::string &name);
 bool uses_variable(const Stmt &s, const std::string &name);
 
+/// Whether `e` reads only Params and input sizes (no loop or let variable, load or Func call):
+/// its value is the same for the whole realize, as a specialization's condition is.
+bool is_realize_invariant(const Expr &e);
+
 } // namespace ptxjit::ir
 
 #endif

@@ -169,28 +169,9 @@ private:
     }
   }
 
-  // Whether `e` reads only Params and input sizes: the same for the whole realize.
-  static bool invariant(const Expr &e) {
-    class Finder : public IRVisitor {
-    public:
-      bool Varies = false;
-
-    private:
-      using IRVisitor::visit;
-      void visit(const Variable *op) override { Varies = Varies || !op->param; }
-      void visit(const Load *) override { Varies = true; }
-      void visit(const Call *op) override {
-        Varies = Varies || op->call_type == Call::Halide || op->call_type == Call::Image;
-        IRVisitor::visit(op);
-      }
-    } finder;
-    e.accept(&finder);
-    return !finder.Varies;
-  }
-
   void visit(const IfThenElse *op) override {
     op->condition.accept(this);
-    if (op->else_case.defined() && invariant(op->condition)) {
+    if (op->else_case.defined() && is_realize_invariant(op->condition)) {
       // One branch runs for the whole realize (a specialization): the box is the box of the branch
       // taken, not the union of both.
       Box before = std::move(Result);

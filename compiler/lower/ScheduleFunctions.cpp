@@ -74,6 +74,23 @@ private:
   std::function<Stmt(const Stmt &)> Inject;
   using IRMutator::visit;
 
+  // The branches of a specialization run one for the whole realize: each gets its own first loop.
+  Stmt visit(const IfThenElse *op) override {
+    if (Injected || !op->else_case.defined() || !is_realize_invariant(op->condition))
+      return IRMutator::visit(op);
+    Stmt thenCase = mutate(op->then_case);
+    const bool injectedThen = Injected;
+    Injected = false;
+    Stmt elseCase = mutate(op->else_case);
+    const bool injectedElse = Injected;
+    Injected = injectedThen || injectedElse;
+    if (injectedThen != injectedElse && calls(injectedThen ? op->else_case : op->then_case, Func))
+      throw CompileError("Func " + Func + " is computed or stored at " + Level.func + "." + Level.var +
+                         ", but one of the schedules " + Level.func + " is specialized to has no loop " + Level.var +
+                         " around the uses (a split or fuse renamed it); use a loop every specialization keeps");
+    return IfThenElse::make(op->condition, thenCase, elseCase);
+  }
+
   Stmt visit(const For *op) override {
     if (Injected)
       return Stmt(op);

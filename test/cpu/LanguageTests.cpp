@@ -572,6 +572,29 @@ TEST_CASE("specialize: schedules chosen at realize by conditions on Params and i
   offset.set(4);
   CHECK_THROWS_WITH(pg.realize<int32_t>({9}), Catch::Contains("offset must be 2 or 3"));
 
+  // A producer computed at a loop of a specialized consumer is computed in each branch.
+  Func producer("producer"), consumer("consumer");
+  Var yo("yo"), yi("yi");
+  producer(x, y) = in(x, y) + 1;
+  consumer(x, y) = producer(x, y) * 2 + producer(x, y + 1) + offset;
+  consumer.specialize(offset > 2).parallel(y);
+  producer.compute_at(consumer, y);
+  for (int value : {3, -1}) {
+    offset.set(value);
+    Buffer<int32_t> out = Pipeline(consumer).realize<int32_t>({9, 2});
+    check_against(out, [&](const std::vector<int> &c) {
+      return (input(c[0], c[1]) + 1) * 2 + input(c[0], c[1] + 1) + 1 + value;
+    });
+  }
+  // ... which must have that loop.
+  Func producer2("producer2"), consumer2("consumer2");
+  producer2(x, y) = in(x, y) + 1;
+  consumer2(x, y) = producer2(x, y) + offset;
+  consumer2.specialize(offset > 2).split(y, yo, yi, 2);
+  producer2.compute_at(consumer2, y);
+  CHECK_THROWS_WITH(Pipeline(consumer2).realize<int32_t>({9, 2}),
+                    Catch::Contains("specialized to has no loop y around the uses"));
+
   // Conditions must hold or fail for the whole realize.
   Func h("h");
   h(x) = x;
