@@ -362,6 +362,13 @@ private:
       f.level = P.gpu ? 0 : uniform(0, maxLevel);
       effective[i] = f.level;
       schedule(f, i, true);
+      // Sometimes a second schedule, used where the input is at least about as wide as it is.
+      if (chance(0.2)) {
+        f.specializedSchedule = std::move(f.pureSchedule);
+        f.pureSchedule.clear();
+        f.specializeWidth = std::max(1, P.inputExtent[0] + uniform(-1, 1));
+        schedule(f, i, true);
+      }
       if (f.update.kind != Update::None)
         schedule(f, i, false);
     }
@@ -1098,6 +1105,8 @@ private:
     }
     if (f.level < 0)
       return;
+    if (f.specializeWidth > 0)
+      apply(func.specialize(In.width() >= f.specializeWidth), f.specializedSchedule, {});
     apply(Stage(func.contents(), 0), f.pureSchedule, {});
     if (f.update.kind != Update::None)
       apply(func.update(), f.updateSchedule, {"r" + std::to_string(i) + ".x"});
@@ -1268,6 +1277,9 @@ std::string to_string(const PipelineDesc &p) {
     if (i + 1 < p.funcs.size())
       s << "  " << name << (f.level == 0 ? ".compute_root();\n" : ".compute_at(f" + std::to_string(p.funcs.size() - 1) +
                                                                    ", " + levels[f.level - 1] + ");\n");
+    if (f.specializeWidth > 0)
+      s << describeSchedule(name + ".specialize(in.width() >= " + std::to_string(f.specializeWidth) + ")",
+                            f.specializedSchedule, p.gpu);
     s << describeSchedule(name, f.pureSchedule, p.gpu);
     s << describeSchedule(name + ".update()", f.updateSchedule, p.gpu);
   }
@@ -1292,9 +1304,10 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
       // region: a generous margin instead.
       int margin = 0;
       for (size_t i = 0; i + 1 < p.funcs.size(); ++i)
-        for (const Directive &d : p.funcs[i].pureSchedule)
-          if (d.kind == Directive::Split)
-            margin += d.tail == 2 ? d.factor : d.tail == 3 ? 64 : 0;
+        for (const auto *schedule : {&p.funcs[i].pureSchedule, &p.funcs[i].specializedSchedule})
+          for (const Directive &d : *schedule)
+            if (d.kind == Directive::Split)
+              margin += d.tail == 2 ? d.factor : d.tail == 3 ? 64 : 0;
       Reference sizing(p, probe);
       for (int d = 0; d < p.dims; ++d) {
         const auto &iv = sizing.input_box()[d];
@@ -1409,6 +1422,15 @@ PipelineDesc reduce_failure(const PipelineDesc &failing, const std::string &targ
             best = candidate;
             progress = true;
           }
+        }
+      }
+      if (best.funcs[i].specializeWidth > 0) {
+        PipelineDesc candidate = best;
+        candidate.funcs[i].specializeWidth = 0;
+        candidate.funcs[i].specializedSchedule.clear();
+        if (stillFails(candidate)) {
+          best = candidate;
+          progress = true;
         }
       }
       if (i + 1 < best.funcs.size() && best.funcs[i].level != 0) {

@@ -60,6 +60,10 @@ struct FuncDesc {
   // Where it is computed: -1 inline, 0 root, k > 0 at the k-th loop (outermost first) of the output.
   int level = -1;
   std::vector<Directive> pureSchedule, updateSchedule;
+  // Where positive, the pure stage is specialized on in.width() >= specializeWidth, with a
+  // schedule of its own (given before pureSchedule, so that it starts from no directives).
+  int specializeWidth = 0;
+  std::vector<Directive> specializedSchedule;
 };
 
 struct PipelineDesc {
