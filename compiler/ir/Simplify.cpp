@@ -70,14 +70,21 @@ struct LinearForm {
     }
   }
 
+  // Terms with negative coefficients are subtracted and a negative constant too, except where
+  // the magnitude is no value of the type (-INT32_MIN): x - (-2^31) would overflow where
+  // x + (-2^31) does not, and signed 32- and 64-bit arithmetic is compiled as never overflowing.
   Expr build(Type t) const {
+    auto negatable = [&](int64_t v) {
+      return !t.is_int() || t.bits < 32 || (v != INT64_MIN && -v <= t.max_int());
+    };
     Expr positive, negative;
     for (const auto &[term, coefficient] : Terms) {
       if (coefficient == 0)
         continue;
-      int64_t magnitude = coefficient < 0 ? -coefficient : coefficient;
-      Expr scaled = magnitude == 1 ? term : Mul::make(term, make_const(t, magnitude));
-      Expr &side = coefficient > 0 ? positive : negative;
+      const bool subtracted = coefficient < 0 && negatable(coefficient);
+      const int64_t factor = subtracted ? -coefficient : coefficient;
+      Expr scaled = factor == 1 ? term : Mul::make(term, make_const(t, factor));
+      Expr &side = subtracted ? negative : positive;
       side = side.defined() ? Add::make(side, scaled) : scaled;
     }
     Expr result = positive;
@@ -85,10 +92,10 @@ struct LinearForm {
       result = result.defined() ? Sub::make(result, negative) : Sub::make(make_zero(t), negative);
     if (!result.defined())
       return make_const(t, Constant);
-    if (Constant > 0)
-      result = Add::make(result, make_const(t, Constant));
-    else if (Constant < 0)
+    if (Constant < 0 && negatable(Constant))
       result = Sub::make(result, make_const(t, -Constant));
+    else if (Constant != 0)
+      result = Add::make(result, make_const(t, Constant));
     return result;
   }
 };

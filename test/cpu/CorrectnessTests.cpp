@@ -961,3 +961,35 @@ TEST_CASE("A producer computed inside guarded splits of a split reads only what 
     return f0Ref(v) + v + f0Ref(v) + f0Ref(v + 1) + f0Ref(v + 2) + input(v + 2) + f0Ref(v - 2);
   });
 }
+
+TEST_CASE("Sums with -2^31 are not rewritten into ones that overflow", "[cpu][pipeline]") {
+  // Fuzz seed 252013801: (a + (7 << 31)) % -5 came out wrong: the simplifier wrote a + (-2^31) as
+  // a - (-2^31), since 2^31 wraps to -2^31 in 32 bits, and that subtraction overflows (signed
+  // 32-bit arithmetic is compiled as never overflowing). A coefficient of -2^31 did the same.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in"), bit(Int(32), 1, "bit");
+  Buffer<int32_t> values(100), bits(100);
+  fill_random(values, seed, 0, 1000);
+  fill_random(bits, seed + 1, 0, 1);
+  in.set(values);
+  bit.set(bits);
+  Var x("x");
+  Func mod("shifted_mod"), div("min_div"), scaled("min_scaled");
+  mod(x) = (in(x) + (cast<int32_t>(7) << 31)) % -5;
+  div(x) = (in(x) + Expr(INT32_MIN)) / 7;
+  scaled(x) = bit(x) * Expr(INT32_MIN) + 5;
+  auto euclid = [](int64_t a, int64_t b) {
+    int64_t r = a % b;
+    return r < 0 ? r + (b < 0 ? -b : b) : r;
+  };
+  Buffer<int32_t> m = Pipeline(mod).realize<int32_t>({100});
+  check_against(m, [&](const std::vector<int> &c) { return int32_t(euclid(int64_t(values(c[0])) + INT32_MIN, -5)); });
+  Buffer<int32_t> d = Pipeline(div).realize<int32_t>({100});
+  check_against(d, [&](const std::vector<int> &c) {
+    const int64_t a = int64_t(values(c[0])) + INT32_MIN;
+    return int32_t((a - euclid(a, 7)) / 7);
+  });
+  Buffer<int32_t> s = Pipeline(scaled).realize<int32_t>({100});
+  check_against(s, [&](const std::vector<int> &c) { return bits(c[0]) ? INT32_MIN + 5 : 5; });
+}
