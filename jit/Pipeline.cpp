@@ -14,6 +14,8 @@
 #include <llvm/ADT/SmallVector.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -104,6 +106,21 @@ std::string Pipeline::compile_to_ptx(const Target &target, int ptxVersion) {
 
 std::string Pipeline::lowered_stmt(const Target &target) const {
   return ir::to_string(lower::lower(Contents->Output, checkHostTarget(target)).body);
+}
+
+void Pipeline::compile_to_lowered_stmt(const std::string &filename, const Target &target) const {
+  const std::string text = lowered_stmt(target);
+  std::ofstream file(filename);
+  if (!(file << text) || !file.flush())
+    throw RuntimeError("compile_to_lowered_stmt: cannot write " + filename);
+}
+
+std::string Pipeline::loop_nest() const { return lower::loop_nest(Contents->Output); }
+
+void Func::print_loop_nest() const { std::fputs(Pipeline(*this).loop_nest().c_str(), stdout); }
+
+void Func::compile_to_lowered_stmt(const std::string &filename, const Target &target) const {
+  Pipeline(*this).compile_to_lowered_stmt(filename, target);
 }
 
 namespace {

@@ -9,15 +9,18 @@
 #include "StorageFlattening.h"
 #include "UnrollLoops.h"
 #include "VectorizeLoops.h"
+#include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "lang/Parameter.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 namespace ptxjit::lower {
 
@@ -53,7 +56,70 @@ template <typename Pass> Stmt runPass(const char *name, int debug, Pass pass) {
   return s;
 }
 
+// Prints the structure of a scheduled statement: lets and the guards of split tails are skipped.
+class LoopNestPrinter : public IRVisitor {
+public:
+  std::ostringstream Out;
+
+private:
+  int Indent = 0;
+  using IRVisitor::visit;
+
+  std::ostream &line() { return Out << std::string(2 * static_cast<size_t>(Indent), ' '); }
+  void nested(const Stmt &s) {
+    ++Indent;
+    s.accept(this);
+    --Indent;
+  }
+
+  void visit(const ProducerConsumer *op) override {
+    if (!op->is_producer) {
+      op->body.accept(this);
+      return;
+    }
+    line() << "produce " << op->name << ":\n";
+    nested(op->body);
+  }
+  void visit(const For *op) override {
+    line() << to_string(op->for_type) << " " << op->name << ":\n";
+    nested(op->body);
+  }
+  void visit(const IfThenElse *op) override {
+    if (!is_realize_invariant(op->condition)) {
+      op->then_case.accept(this);
+      return;
+    }
+    line() << "if " << to_string(op->condition) << ":\n";
+    nested(op->then_case);
+    if (op->else_case.defined()) {
+      line() << "else:\n";
+      nested(op->else_case);
+    }
+  }
+  void visit(const Provide *op) override {
+    line() << op->name << "(";
+    for (size_t i = 0; i < op->args.size(); ++i)
+      Out << (i ? ", " : "") << to_string(op->args[i]);
+    Out << ") = ...\n";
+  }
+  void visit(const AssertStmt *op) override {
+    if (is_const(op->condition) && !is_const_one(op->condition))
+      line() << "error: " << op->message << "\n";
+  }
+  void visit(const LetStmt *op) override { op->body.accept(this); }
+};
+
 } // namespace
+
+std::string loop_nest(const std::shared_ptr<FunctionContents> &output) {
+  Environment env = find_environment(output);
+  std::vector<std::string> order = realization_order(output, env);
+  check_update_loops(env);
+  FuncValueBounds funcValues;
+  LoopNestPrinter printer;
+  schedule_functions(output, env, order, funcValues).accept(&printer);
+  return printer.Out.str();
+}
 
 LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Target &target) {
   const int debug = debug_level();

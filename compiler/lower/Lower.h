@@ -32,6 +32,10 @@ struct LoweredPipeline {
 
 LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Target &target);
 
+/// The loops the schedules make, as text: each Func's produce, its loops outermost first with
+/// their kinds, the branches of specializations, and the definitions inside (Func::print_loop_nest).
+std::string loop_nest(const std::shared_ptr<FunctionContents> &output);
+
 /// The PTXJIT_DEBUG level (0 when unset).
 int debug_level();
 

@@ -160,6 +160,13 @@ public:
   template <typename T>
   Buffer<T> realize(const std::vector<int> &sizes, const Target &target = get_jit_target_from_environment()) const;
 
+  /// Prints Pipeline(*this).loop_nest() to standard output, as Halide's print_loop_nest does.
+  /// Defined in the jit library, with Pipeline.
+  void print_loop_nest() const;
+  /// Pipeline(*this).compile_to_lowered_stmt(filename, target).
+  void compile_to_lowered_stmt(const std::string &filename,
+                               const Target &target = get_jit_target_from_environment()) const;
+
   FuncRef operator()(std::vector<Expr> args) const;
   template <typename... Args> FuncRef operator()(const Args &...args) const {
     return (*this)(std::vector<Expr>{Expr(args)...});

@@ -46,6 +46,13 @@ public:
 
   /// The lowered statement, as PTXJIT_DEBUG=2 prints it last.
   std::string lowered_stmt(const Target &target = get_jit_target_from_environment()) const;
+  /// Writes lowered_stmt(target) to `filename`; throws RuntimeError when it cannot.
+  void compile_to_lowered_stmt(const std::string &filename,
+                               const Target &target = get_jit_target_from_environment()) const;
+  /// The loops the schedules make: each Func's produce, then its loops, outermost first, with
+  /// their kinds (for, parallel, vectorized, unrolled, gpu_block, gpu_thread) and the branches of
+  /// specializations.
+  std::string loop_nest() const;
 
   /// Handlers used by this pipeline's realizes unless the call overrides them.
   JITHandlers &jit_handlers();

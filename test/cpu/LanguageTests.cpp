@@ -9,11 +9,14 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <random>
 #include <type_traits>
+#include <unistd.h>
 
 using namespace ptxjit;
 using namespace ptxjit::test;
@@ -602,4 +605,42 @@ TEST_CASE("specialize: schedules chosen at realize by conditions on Params and i
   CHECK_THROWS_WITH(h.specialize(offset + 1), Catch::Contains("the condition must be a bool"));
   CHECK_THROWS_WITH(h.specialize_fail("no"), Catch::Contains("there is no specialization"));
   CHECK_THROWS_WITH(h.specialize(offset > 1).specialize(offset > 2), Catch::Contains("cannot be specialized again"));
+}
+
+TEST_CASE("loop_nest, print_loop_nest and compile_to_lowered_stmt show what the schedule made", "[cpu][language]") {
+  ImageParam in(Float(32), 2, "in");
+  Param<int> mode("mode");
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func producer("producer"), out("out");
+  producer(x, y) = in(x, y) * 2.0f;
+  out(x, y) = producer(x, y) + producer(x + 1, y);
+  producer.compute_at(out, y);
+  out.specialize(mode > 0).split(x, xo, xi, 8).vectorize(xi).parallel(y);
+  out.specialize_fail("mode must be positive");
+  const std::string nest = Pipeline(out).loop_nest();
+  INFO(nest);
+  CHECK(nest == "produce out:\n"
+                "  if (mode > 0):\n"
+                "    parallel out.s0.y:\n"
+                "      produce producer:\n"
+                "        for producer.s0.y:\n"
+                "          for producer.s0.x:\n"
+                "            producer(producer.s0.x, producer.s0.y) = ...\n"
+                "      for out.s0.xo:\n"
+                "        vectorized out.s0.xi:\n"
+                "          out(out.s0.x, out.s0.y) = ...\n"
+                "  else:\n"
+                "    error: mode must be positive\n");
+
+  char path[] = "/tmp/ptxjit_lowered_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  out.compile_to_lowered_stmt(path, Target("host"));
+  std::ifstream file(path);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::remove(path);
+  CHECK(text == Pipeline(out).lowered_stmt(Target("host")));
+  CHECK_THROWS_WITH(out.compile_to_lowered_stmt("/nonexistent/dir/out.stmt", Target("host")),
+                    Catch::Contains("cannot write /nonexistent/dir/out.stmt"));
 }
