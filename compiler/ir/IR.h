@@ -198,6 +198,9 @@ struct ProducerConsumer : StmtNode<ProducerConsumer, IRNodeType::ProducerConsume
   static Stmt make(const std::string &name, bool is_producer, Stmt body);
 };
 
+/// The name of the loop of one iteration around all of a stage's loops (Var::outermost()).
+constexpr const char *OutermostLoop = "__outermost";
+
 /// GPUBlock and GPUThread loops run as a CUDA kernel's grid and block: the innermost block loop
 /// is blockIdx.x, the next .y, then .z; likewise for threads.
 enum class ForType : uint8_t { Serial, Parallel, Vectorized, Unrolled, GPUBlock, GPUThread };

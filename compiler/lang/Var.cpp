@@ -19,4 +19,6 @@ Var::Var(const std::string &name) : Name(name) {
 }
 Var::operator Expr() const { return ir::Variable::make(Int(32), Name); }
 
+Var Var::outermost() { return Var(ir::OutermostLoop); }
+
 } // namespace ptxjit

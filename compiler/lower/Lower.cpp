@@ -81,6 +81,12 @@ private:
     nested(op->body);
   }
   void visit(const For *op) override {
+    const std::string outermost = std::string(".") + OutermostLoop;
+    if (op->name.size() > outermost.size() &&
+        op->name.compare(op->name.size() - outermost.size(), outermost.size(), outermost) == 0) {
+      op->body.accept(this);
+      return;
+    }
     line() << to_string(op->for_type) << " " << op->name << ":\n";
     nested(op->body);
   }

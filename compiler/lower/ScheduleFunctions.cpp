@@ -268,6 +268,9 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   for (const Dim &dim : schedule.dims)
     body = For::make(prefix + dim.var, bound(base[dim.var], "loop_min"), bound(base[dim.var], "loop_extent"),
                      dim.for_type, body);
+  // Var::outermost(): a level to compute other Funcs at, around every loop; simplification
+  // removes the loop.
+  body = For::make(prefix + OutermostLoop, 0, 1, ForType::Serial, body);
 
   // Loop bounds, outermost first: the region or RDom, then each split's loops.
   std::vector<std::pair<std::string, Expr>> lets;

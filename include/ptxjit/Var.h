@@ -18,6 +18,10 @@ public:
   const std::string &name() const { return Name; }
   operator Expr() const;
 
+  /// The loop outside all of a stage's loops, of one iteration: `g.compute_at(f, Var::outermost())`
+  /// computes g once for each time f is computed, around all of f's loops.
+  static Var outermost();
+
 private:
   std::string Name;
 };

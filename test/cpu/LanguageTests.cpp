@@ -644,3 +644,30 @@ TEST_CASE("loop_nest, print_loop_nest and compile_to_lowered_stmt show what the 
   CHECK_THROWS_WITH(out.compile_to_lowered_stmt("/nonexistent/dir/out.stmt", Target("host")),
                     Catch::Contains("cannot write /nonexistent/dir/out.stmt"));
 }
+
+TEST_CASE("Var::outermost() computes a producer once per realization of its consumer", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(12, 9);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), y("y");
+  Func table("table"), middle("middle"), out("out");
+  table(x, y) = in(x, y) * 3;
+  middle(x, y) = table(x, y) + table(x + 1, y);
+  out(x, y) = middle(x, y) - middle(x, y + 1);
+  // middle is computed per row of out; table once for each of those, around all of middle's loops.
+  middle.compute_at(out, y);
+  table.compute_at(middle, Var::outermost());
+  Pipeline p(out);
+  const std::string nest = p.loop_nest();
+  INFO(nest);
+  CHECK(nest.find("produce table:") > nest.find("produce middle:"));
+  CHECK(nest.find("produce table:") < nest.find("for middle.s0.y:"));
+  Buffer<int32_t> result = p.realize<int32_t>({11, 8});
+  check_against(result, [&](const std::vector<int> &c) {
+    auto m = [&](int xx, int yy) { return input(xx, yy) * 3 + input(xx + 1, yy) * 3; };
+    return m(c[0], c[1]) - m(c[0], c[1] + 1);
+  });
+}
