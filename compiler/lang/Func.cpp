@@ -8,6 +8,7 @@
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lang/Function.h"
+#include "lang/ImplicitVars.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
 
@@ -253,17 +254,19 @@ FuncRef &FuncRef::operator=(Expr value) {
     throw CompileError("Func " + Function->name + " defined with an undefined Expr");
   if (value.type().is_vector())
     throw CompileError("Func " + Function->name + " defined with a vector value");
+  const int dimensions = Function->defined() ? static_cast<int>(Function->args.size()) : -1;
+  const std::vector<Expr> args = expand_implicit_lhs(Args, value, dimensions, Function->name);
   if (!Function->defined()) {
     std::set<std::string> seen;
-    for (size_t i = 0; i < Args.size(); ++i) {
-      const auto *v = Args[i].as<Variable>();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto *v = args[i].as<Variable>();
       if (!v || v->param || v->reduction_domain || !seen.insert(v->name).second)
         throw CompileError("Func " + Function->name + ": the first definition must be pure, with distinct Vars as " +
-                           "arguments, but argument " + std::to_string(i) + " is " + ir::to_string(Args[i]));
+                           "arguments, but argument " + std::to_string(i) + " is " + ir::to_string(args[i]));
     }
-    definePure(*Function, Args, value);
+    definePure(*Function, args, value);
   } else {
-    defineUpdate(Function, Args, value);
+    defineUpdate(Function, args, value);
   }
   return *this;
 }
@@ -280,12 +283,14 @@ FuncRef &compoundAssign(FuncRef &ref, const std::shared_ptr<FunctionContents> &f
   if (!value.defined())
     throw CompileError("Func " + f->name + " updated with an undefined Expr");
   if (!f->defined()) {
+    // f(_) += g(_): the implicit Vars the value uses.
+    const std::vector<Expr> expanded = expand_implicit_lhs(args, value, -1, f->name);
     std::vector<Expr> vars;
     std::set<std::string> seen;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const auto *v = args[i].as<ir::Variable>();
+    for (size_t i = 0; i < expanded.size(); ++i) {
+      const auto *v = expanded[i].as<ir::Variable>();
       if (v && !v->param && !v->reduction_domain && seen.insert(v->name).second)
-        vars.push_back(args[i]);
+        vars.push_back(expanded[i]);
       else
         vars.push_back(Var(f->name + "._" + std::to_string(i)));
     }
@@ -312,12 +317,14 @@ FuncRef &FuncRef::operator/=(Expr v) {
 FuncRef::operator Expr() const {
   if (!Function->defined())
     throw CompileError("Func " + Function->name + " is called before it is defined");
-  if (Args.size() != Function->args.size())
+  const std::vector<Expr> given = expand_implicit_call_args(Args, static_cast<int>(Function->args.size()),
+                                                            "Func " + Function->name);
+  if (given.size() != Function->args.size())
     throw CompileError("Func " + Function->name + " has " + std::to_string(Function->args.size()) +
-                       " dimensions but is called with " + std::to_string(Args.size()) + " arguments");
+                       " dimensions but is called with " + std::to_string(given.size()) + " arguments");
   std::vector<Expr> args;
-  for (size_t i = 0; i < Args.size(); ++i)
-    args.push_back(integerArgument(Args[i], Function->name, i));
+  for (size_t i = 0; i < given.size(); ++i)
+    args.push_back(integerArgument(given[i], Function->name, i));
   return Call::make(Function->type, Function->name, std::move(args), Call::Halide, Function);
 }
 

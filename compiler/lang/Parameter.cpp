@@ -2,6 +2,7 @@
 
 #include "ir/IR.h"
 #include "ir/IRPrinter.h"
+#include "lang/ImplicitVars.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
 #include "ptxjit/Param.h"
@@ -84,6 +85,7 @@ namespace {
 
 // A read of the buffer input `p` (what: "ImageParam in" or "Buffer buffer3", for errors).
 Expr imageCall(const std::shared_ptr<ParameterContents> &p, const std::string &what, std::vector<Expr> args) {
+  args = expand_implicit_call_args(std::move(args), p->dimensions, what);
   if (static_cast<int>(args.size()) != p->dimensions)
     throw CompileError(what + " has " + std::to_string(p->dimensions) + " dimensions but is called with " +
                        std::to_string(args.size()) + " arguments");

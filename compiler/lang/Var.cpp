@@ -21,4 +21,6 @@ Var::operator Expr() const { return ir::Variable::make(Int(32), Name); }
 
 Var Var::outermost() { return Var(ir::OutermostLoop); }
 
+const Var _("_");
+
 } // namespace ptxjit

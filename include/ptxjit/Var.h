@@ -26,6 +26,11 @@ private:
   std::string Name;
 };
 
+/// Halide's implicit-argument placeholder: in a call, `_` stands for Vars filling the callee's
+/// remaining dimensions; on the left of a definition, for those the value uses
+/// (`g(_) = f(_) * 2` works for an f of any dimensions; `h(x, _) = in(_, x)`).
+extern const Var _;
+
 } // namespace ptxjit
 
 #pragma GCC visibility pop

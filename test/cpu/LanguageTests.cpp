@@ -671,3 +671,36 @@ TEST_CASE("Var::outermost() computes a producer once per realization of its cons
     return m(c[0], c[1]) - m(c[0], c[1] + 1);
   });
 }
+
+TEST_CASE("The implicit argument _ fills the dimensions a call or a definition leaves out", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 3, "in");
+  Buffer<int32_t> input(5, 4, 3);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), c("c");
+  Func doubled("doubled"), shifted("shifted"), total("total"), accumulated("accumulated");
+  // As many dimensions as the input: three.
+  doubled(_) = in(_) * 2;
+  // _ in the middle and on both sides: shifted(x, _0, _1) = doubled(x + 1, _0, _1) + x.
+  shifted(x, _) = doubled(x + 1, _) + x;
+  // An update over _: total(_0, _1, _2) = doubled + shifted, then += 1.
+  total(_) = doubled(_) + shifted(_);
+  total(_) += 1;
+  // An implicit pure definition from an update, as f(x) += ... makes one.
+  accumulated(_) += in(_) * 3;
+  CHECK(doubled.dimensions() == 3);
+  CHECK(shifted.dimensions() == 3);
+  Buffer<int32_t> t = Pipeline(total).realize<int32_t>({4, 4, 3});
+  check_against(t, [&](const std::vector<int> &p) {
+    return input(p[0], p[1], p[2]) * 2 + input(p[0] + 1, p[1], p[2]) * 2 + p[0] + 1;
+  });
+  Buffer<int32_t> a = Pipeline(accumulated).realize<int32_t>({5, 4, 3});
+  check_against(a, [&](const std::vector<int> &p) { return input(p[0], p[1], p[2]) * 3; });
+
+  Func bad("bad");
+  CHECK_THROWS_WITH(bad(x) = in(_, _), Catch::Contains("more than one implicit argument _"));
+  CHECK_THROWS_WITH(bad(x) = in(x, x, x, x, _), Catch::Contains("3 dimensions but is called with 4 arguments besides _"));
+  CHECK_THROWS_WITH(bad(x) = in(x, x), Catch::Contains("3 dimensions but is called with 2 arguments"));
+}
