@@ -243,11 +243,6 @@ struct Allocate : StmtNode<Allocate, IRNodeType::Allocate> {
                    MemoryType memory = MemoryType::Auto);
 };
 
-struct Range {
-  Expr min, extent;
-};
-using Region = std::vector<Range>;
-
 /// Multi-dimensional storage for a Func over `bounds`, before storage flattening.
 struct Realize : StmtNode<Realize, IRNodeType::Realize> {
   std::string name;

@@ -12,17 +12,7 @@
 #include <vector>
 
 #pragma GCC visibility push(default)
-namespace ptxjit {
-
-/// A one-dimensional interval [min, min + extent).
-struct Range {
-  Expr min, extent;
-  Range() = default;
-  Range(Expr min, Expr extent) : min(std::move(min)), extent(std::move(extent)) {}
-};
-using Region = std::vector<Range>;
-
-namespace BoundaryConditions {
+namespace ptxjit::BoundaryConditions {
 
 /// Points outside take `value`.
 Func constant_exterior(const Func &source, Expr value, const Region &bounds);
@@ -49,8 +39,7 @@ Func mirror_interior(const Func &source, const Region &bounds);
 Func mirror_interior(const ImageParam &image);
 Func mirror_interior(const RawBuffer &buffer);
 
-} // namespace BoundaryConditions
-} // namespace ptxjit
+} // namespace ptxjit::BoundaryConditions
 
 #pragma GCC visibility pop
 

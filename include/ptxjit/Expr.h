@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <atomic>
 #include <utility>
+#include <vector>
 
 namespace ptxjit::ir {
 class IRVisitor;
@@ -109,6 +110,14 @@ public:
   Expr(bool v);
   Type type() const { return get()->type; }
 };
+
+/// A one-dimensional interval [min, min + extent).
+struct Range {
+  Expr min, extent;
+  Range() = default;
+  Range(Expr min, Expr extent) : min(std::move(min)), extent(std::move(extent)) {}
+};
+using Region = std::vector<Range>;
 
 } // namespace ptxjit
 
