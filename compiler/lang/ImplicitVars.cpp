@@ -45,7 +45,8 @@ private:
   using IRVisitor::visit;
   void visit(const ir::Variable *op) override {
     const std::string &n = op->name;
-    if (n.size() > 1 && n[0] == '_' && !op->param && !op->reduction_domain &&
+    // _0 ... _999999: the implicit Vars; longer names are a user's own.
+    if (n.size() > 1 && n.size() <= 7 && n[0] == '_' && !op->param && !op->reduction_domain &&
         std::all_of(n.begin() + 1, n.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
       Count = std::max(Count, std::stoi(n.substr(1)) + 1);
   }
