@@ -375,6 +375,9 @@ Stage Stage::specialize(Expr condition) {
   if (!reads.Names.empty())
     throw CompileError("specialize of " + name() + ": the condition reads " + joinNames(reads.Names) +
                        ", which is not a Param or an input's size; it must hold or fail for the whole realize");
+  if (!is_realize_invariant(condition))
+    throw CompileError("specialize of " + name() + ": the condition reads a Func or an input's values; it may read "
+                       "only Params and input sizes");
   Definition &d = Function->stage(Index);
   if (d.specialize_fail)
     throw CompileError("specialize of " + name() + ": after specialize_fail, no condition can be added");

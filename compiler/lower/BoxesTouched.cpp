@@ -28,13 +28,10 @@ private:
   using IRVisitor::visit;
 
   void merge(const std::vector<Expr> &args) {
-    bool first = Result.empty();
-    if (first)
-      Result.resize(args.size());
-    for (size_t i = 0; i < args.size() && i < Result.size(); ++i) {
-      Interval b = bounds_of_expr_in_scope(args[i], TheScope, Query.call_bounds);
-      Result[i] = first ? b : interval_union(Result[i], b);
-    }
+    Box box;
+    for (const Expr &arg : args)
+      box.push_back(bounds_of_expr_in_scope(arg, TheScope, Query.call_bounds));
+    mergeBox(box);
   }
 
   void mergeBox(const Box &box) {

@@ -603,6 +603,7 @@ TEST_CASE("specialize: schedules chosen at realize by conditions on Params and i
   h(x) = x;
   CHECK_THROWS_WITH(h.specialize(x > 3), Catch::Contains("reads x, which is not a Param or an input's size"));
   CHECK_THROWS_WITH(h.specialize(offset + 1), Catch::Contains("the condition must be a bool"));
+  CHECK_THROWS_WITH(h.specialize(in(0, 0) > 3), Catch::Contains("reads a Func or an input's values"));
   CHECK_THROWS_WITH(h.specialize_fail("no"), Catch::Contains("there is no specialization"));
   CHECK_THROWS_WITH(h.specialize(offset > 1).specialize(offset > 2), Catch::Contains("cannot be specialized again"));
 }
