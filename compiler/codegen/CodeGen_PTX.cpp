@@ -3,8 +3,8 @@
 #include "Libdevice.h"
 #include "LLVMOptimizer.h"
 #include "OpaqueNegations.h"
+#include "PromoteNarrowIntegers.h"
 #include "SignedBoolToFloat.h"
-#include "WidenNarrowIntegers.h"
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 
@@ -345,8 +345,10 @@ std::string CodeGen_PTX::compile_to_ptx() {
     Module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
   }
   optimize_module(*Module, *Machine);
-  widen_narrow_integers(*Module);
+  promote_narrow_integers(*Module);
   expand_signed_bool_to_float(*Module);
+  if (llvm::verifyModule(*Module, &verifyOut))
+    internal_error("device code is invalid LLVM IR after the device rewrites: " + verifyOut.str());
 
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream out(ptx);

@@ -1289,7 +1289,7 @@ TEST_CASE("A narrow min compared for equality on the GPU", "[gpu]") {
   // GPU fuzz seed 400771: min(u8(y) * 4, 7) / 7 came out inverted on an H200 (1 1 0 for y = 0, 1, 2
   // instead of 0 0 1). The PTX was right; the CUDA 13 driver's PTX compiler inverts a 16-bit min
   // fused with a comparison of its result, so device code keeps narrow min and max in 32 bits
-  // (codegen/WidenNarrowIntegers.h).
+  // (codegen/PromoteNarrowIntegers.h).
   PTXJIT_REQUIRE_GPU();
   Var x("x"), y("y"), xb("xb"), xt("xt");
   Func f("narrow_min");
@@ -1326,5 +1326,71 @@ TEST_CASE("A narrow min compared for equality on the GPU", "[gpu]") {
       return (std::min(pv, 7) == 7 ? 1 : 0) + (std::max(pv, 7) == 7 ? 2 : 0) + (std::min(pv, qv) == qv ? 4 : 0) +
              (std::max(pv, qv) == pv ? 8 : 0) + (std::min(pv, qv) != pv ? 16 : 0);
     });
+  }
+}
+
+TEST_CASE("A loop-invariant 16-bit value shifted right in a kernel's serial loop", "[gpu]") {
+  // GPU fuzz seed 406000948, reduced: f0's specialized kernel loops over x1 inside each thread.
+  // The CUDA 13 driver (level 2 and up) kept the loop-invariant int16 x0 in the low half of a
+  // register whose high half it reused, then shifted that register right as if it were
+  // sign-extended: f0, and everything read from it, came out wrong in about one run in four.
+  // Device code now keeps narrow integers in 32-bit registers (codegen/PromoteNarrowIntegers.h).
+  PTXJIT_REQUIRE_GPU();
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  Var x0("x0"), x1("x1"), x0_b("x0_b"), x0_t("x0_t");
+  for (int width : {8, 7}) { // the specialized schedule, then the generic one
+    INFO("input width " << width);
+    ImageParam in(Float(32), 2, "in");
+    std::vector<Pipeline> pipelines;
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      Func bounded = BoundaryConditions::repeat_edge(in);
+      Func f0("f0"), f1("f1"), f2("f2"), f3("f3");
+      auto i16 = [&](Expr e) { return cast<int16_t>(clamp(e, -25.0f, 25.0f)); };
+      f0(x0, x1) = (cast<int16_t>(-15) % (i16(bounded(x0 + 2, x1 - 2)) ^ i16(bounded(x0, x1)))) +
+                   (i16(cast<float>(x0)) << select(cast<uint8_t>(x1) < cast<uint8_t>(clamp(bounded(x0, x1), 0.0f, 25.0f)),
+                                                   cast<int16_t>(-7), i16(bounded(x0 - 2, x1))));
+      f1(x0, x1) = clamp(max(cast<uint8_t>(f0(x0, x1 - 2)) ^ cast<uint8_t>(clamp(bounded(x0 - 2, x1 + 1), 0.0f, 25.0f)),
+                             select(cast<uint16_t>(f0(x0 - 1, x1)) < cast<uint16_t>(f0(x0, x1 - 2)),
+                                    cast<uint8_t>(f0(x0 + 1, x1)), cast<uint8_t>(f0(x0 - 2, x1)))),
+                         1, 16);
+      f2(x0, x1) = clamp(cast<int32_t>(f0(x0 + 2, x1)), -5, 0)
+                   << (cast<int32_t>(f0(x0, x1)) / clamp(cast<int32_t>(f0(x0 - 2, x1)), 5, 9));
+      // The fuzzer's f3 is 0 everywhere on right code; f0's own value makes the output vary.
+      f3(x0, x1) = cast<uint8_t>(f2(x0, x1 - 2)) + (f1(x0 + 2, x1 - 1) & (cast<uint8_t>(f2(x0 - 2, x1)) / f1(x0 + 2, x1 + 1))) +
+                   cast<uint8_t>(f0(x0, x1));
+      f0.compute_root();
+      f1.compute_root();
+      f2.compute_root();
+      if (gpu) {
+        f0.specialize(in.width() >= 8).split(x0, x0_b, x0_t, 3).reorder(x1, x0_t, x0_b).gpu_blocks(x0_b).gpu_threads(x0_t);
+        f0.split(x0, x0_b, x0_t, 8).gpu_blocks(x0_b).gpu_threads(x0_t);
+        f1.split(x0, x0_b, x0_t, 4).gpu_blocks(x0_b).gpu_threads(x0_t);
+        f2.split(x0, x0_b, x0_t, 3, TailStrategy::ShiftInwards).gpu_blocks(x0_b).gpu_threads(x0_t);
+        f3.split(x0, x0_b, x0_t, 16).gpu_blocks(x0_b).gpu_threads(x0_t);
+      }
+      pipelines.emplace_back(f3);
+      pipelines[gpu].compile_jit(Target(gpu ? "host-cuda" : "host"));
+    }
+    for (uint32_t run = 0; run < 40; ++run) {
+      INFO("run " << run);
+      Buffer<float> input(width, 4);
+      input.set_min({2, -1});
+      std::mt19937 rng(seed + run);
+      // Quarters in [-4, 4], as the fuzzer draws them: every shift stays within its type.
+      for (int y = -1; y < 3; ++y)
+        for (int x = 2; x < 2 + width; ++x)
+          input(x, y) = float(std::uniform_int_distribution<int>(-16, 16)(rng)) / 4.0f;
+      in.set(input);
+      Buffer<uint8_t> results[2];
+      for (int gpu = 0; gpu < 2; ++gpu) {
+        results[gpu] = Buffer<uint8_t>(4, 2);
+        results[gpu].set_min({2, 3});
+        pipelines[gpu].realize(results[gpu]);
+        if (gpu)
+          copy_to_host(results[gpu]);
+      }
+      check_against(results[1], [&](const std::vector<int> &c) { return results[0].at(c); });
+    }
   }
 }
