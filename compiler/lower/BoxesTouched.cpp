@@ -24,6 +24,33 @@ private:
   // The values of the lets walked through, in terms of variables outside them: loop bounds keep
   // the correlation between a loop's min and extent that intervals alone would lose.
   std::map<std::string, Expr> LetValues;
+  // The same lets as written, in terms of the lets before them.
+  std::map<std::string, Expr> LetDefinitions;
+
+  // `a`, or b's constant bound where b has one and it is tighter.
+  static Expr tighter(const Expr &a, const Expr &b, bool isMin) {
+    // A symbolic maximum may still have a constant bound: min(5, 2 * o.max - 2 * o) is at most 5.
+    auto cb = isMin ? as_const_int(b) : structural_upper_bound(b);
+    if (!cb)
+      return a;
+    auto ca = as_const_int(a);
+    if (ca && (isMin ? *ca >= *cb : *ca <= *cb))
+      return a;
+    return make_const(b.type(), *cb);
+  }
+
+  template <typename T> static void restore(std::map<std::string, T> &map, const std::string &name,
+                                            const std::optional<T> &saved) {
+    if (saved)
+      map[name] = *saved;
+    else
+      map.erase(name);
+  }
+
+  template <typename T> static std::optional<T> find(const std::map<std::string, T> &map, const std::string &name) {
+    auto it = map.find(name);
+    return it == map.end() ? std::nullopt : std::optional<T>(it->second);
+  }
 
   using IRVisitor::visit;
 
@@ -68,7 +95,8 @@ private:
   void visit(const LetStmt *op) override {
     op->value.accept(this);
     Expr value = substitute(LetValues, op->value);
-    auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
+    const std::optional<Expr> saved = find(LetValues, op->name), savedDefinition = find(LetDefinitions, op->name);
+    LetDefinitions[op->name] = op->value;
     // A value too large to expand stays a name: its interval is in the scope.
     if (has_more_nodes_than(value, MaxExpandedLetNodes))
       LetValues.erase(op->name);
@@ -82,21 +110,9 @@ private:
     Interval direct = bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds);
     const bool exact = as_const_int(direct.min) && as_const_int(direct.max);
     Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify_for_bounds(value), TheScope, Query.call_bounds);
-    auto tighter = [](const Expr &a, const Expr &b, bool isMin) -> Expr {
-      // A symbolic maximum may still have a constant bound: min(5, 2 * o.max - 2 * o) is at most 5.
-      auto cb = isMin ? as_const_int(b) : structural_upper_bound(b);
-      if (!cb)
-        return a;
-      auto ca = as_const_int(a);
-      if (ca && (isMin ? *ca >= *cb : *ca <= *cb))
-        return a;
-      return make_const(b.type(), *cb);
-    };
     bind(op->name, {tighter(direct.min, expanded.min, true), tighter(direct.max, expanded.max, false)}, op->body);
-    if (saved)
-      LetValues[op->name] = *saved;
-    else
-      LetValues.erase(op->name);
+    restore(LetValues, op->name, saved);
+    restore(LetDefinitions, op->name, savedDefinition);
   }
 
   void visit(const Let *op) override {
@@ -110,12 +126,30 @@ private:
     Expr first = simplify_for_bounds(substitute(LetValues, op->min));
     Expr last = simplify_for_bounds(substitute(LetValues, Sub::make(Add::make(op->min, op->extent), IntImm::make(op->min.type(), 1))));
     Interval range{bounds_of_expr_in_scope(first, TheScope, Query.call_bounds).min, bounds_of_expr_in_scope(last, TheScope, Query.call_bounds).max};
+    if (Expr lastLet = lastAsLet(op); lastLet.defined())
+      range.max = tighter(TheScope[lastLet.as<Variable>()->name].max, range.max, false);
     // The loop variable shadows any let of the same name inside the loop.
-    auto saved = LetValues.find(op->name) != LetValues.end() ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
+    const std::optional<Expr> saved = find(LetValues, op->name), savedDefinition = find(LetDefinitions, op->name);
     LetValues.erase(op->name);
+    LetDefinitions.erase(op->name);
     bind(op->name, range, op->body);
-    if (saved)
-      LetValues[op->name] = *saved;
+    restore(LetValues, op->name, saved);
+    restore(LetDefinitions, op->name, savedDefinition);
+  }
+
+  // The loop's last value where it is a let in scope, such as v.max for a loop from v.min over
+  // v.loop_extent = (v.max - v.min) + 1. Expanded in outer variables, the two ends of a large
+  // region may no longer cancel (a sum of their bounds is far too wide); by name they do, and the
+  // let's interval is already narrowed by the guards around it.
+  Expr lastAsLet(const For *op) {
+    Expr last = simplify(Sub::make(Add::make(op->min, op->extent), IntImm::make(op->min.type(), 1)));
+    for (int level = 0; level < 2; ++level) {
+      if (const auto *v = last.as<Variable>())
+        return TheScope.count(v->name) && TheScope[v->name].max.defined() ? last : Expr();
+      last = simplify(substitute(LetDefinitions, last));
+    }
+    const auto *v = last.as<Variable>();
+    return v && TheScope.count(v->name) && TheScope[v->name].max.defined() ? last : Expr();
   }
 
   // A guard's limit is usually a let such as x.loop_max = x.loop_min + x.loop_extent - 1; its

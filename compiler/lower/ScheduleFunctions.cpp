@@ -271,6 +271,14 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   // Var::outermost(): a level to compute other Funcs at, around every loop; simplification
   // removes the loop.
   body = For::make(prefix + OutermostLoop, 0, 1, ForType::Serial, body);
+  // A shifted tail starts at the region's max less the factor; where the region is empty (min past
+  // max, in iterations of outer loops whose consumers need nothing) the split loop runs no
+  // iteration. Said as a guard, bounds inference sees that too: otherwise the shift reaches below
+  // the min by more than the factor.
+  for (size_t k = 0; k < schedule.splits.size(); ++k)
+    if (schedule.splits[k].kind == Split::SplitVar && schedule.splits[k].tail == TailStrategy::ShiftInward)
+      body = IfThenElse::make(GE::make(bound(splitBases[k].old_var, "loop_max"), bound(splitBases[k].old_var, "loop_min")),
+                              body);
 
   // Loop bounds, outermost first: the region or RDom, then each split's loops.
   std::vector<std::pair<std::string, Expr>> lets;

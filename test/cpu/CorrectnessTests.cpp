@@ -962,6 +962,82 @@ TEST_CASE("A producer computed inside guarded splits of a split reads only what 
   });
 }
 
+TEST_CASE("A fused producer computed inside guarded splits of a split reads only what it needs", "[cpu][pipeline]") {
+  // Fuzz seed 600001435 (refused): f2's fused loop runs over a region whose min and max are long
+  // expressions of the consumer's loops; expanded, the loop's last point min + extent - 1 no
+  // longer cancelled to max, and bounds asked the input for 12 rows past its end.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 3, "in");
+  Var x("x"), y("y"), z("z"), yo("yo"), yi("yi"), yio("yio"), yii("yii"), xy("xy"), ryo("ryo"), ryi("ryi");
+  Func f0("f0"), f2("f2"), f3("f3"), f4("f4");
+  f0(x, y, z) = in(x, y - 2, z) + in(x, y, z - 2);
+  f2(x, y, z) = f0(x, y + 1, z - 2) + in(x, y + 2, z + 2);
+  RDom r(-1, 6);
+  f3(x, y, z) = f0(x + 2, y, z) + f2(x, y, z);
+  f3(x, y, r) = f3(x, y, r - 1) + f2(x - 1, y, r);
+  f4(x, y, z) = f3(x - 2, y, z) + in(x, y + 1, z + 1) + f0(x, y, z);
+  f4.split(y, yo, yi, 6, TailStrategy::GuardWithIf).split(yi, yio, yii, 8, TailStrategy::GuardWithIf);
+  f0.compute_at(f4, yii);
+  f2.compute_at(f4, yii).fuse(x, y, xy);
+  f3.compute_at(f4, yii);
+  f3.update().split(y, ryo, ryi, 1, TailStrategy::GuardWithIf);
+  // Exactly the region the output [3, 8] x [3, 9] x [-1, 0] reads.
+  Buffer<int32_t> input(9, 11, 13);
+  input.set_min({0, 1, -6});
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Buffer<int32_t> out(6, 7, 2);
+  out.set_min({3, 3, -1});
+  Pipeline(f4).realize(out);
+  auto f0Ref = [&](int a, int b, int c) { return input(a, b - 2, c) + input(a, b, c - 2); };
+  auto f2Ref = [&](int a, int b, int c) { return f0Ref(a, b + 1, c - 2) + input(a, b + 2, c + 2); };
+  check_against(out, [&](const std::vector<int> &c) {
+    const int a = c[0] - 2, b = c[1];
+    // The scan from f3's pure value at -2 through r = -1, ..., z.
+    int f3 = f0Ref(a + 2, b, -2) + f2Ref(a, b, -2);
+    for (int k = -1; k <= c[2]; ++k)
+      f3 += f2Ref(a - 1, b, k);
+    return f3 + input(c[0], b + 1, c[2] + 1) + f0Ref(c[0], b, c[2]);
+  });
+}
+
+TEST_CASE("A shifted split of a producer whose region is empty in some iterations reads nothing for them", "[cpu][pipeline]") {
+  // Fuzz seed 600009512 (refused): f1 is computed per row of f4, shifted inward by 3; in f4's
+  // guarded rows past the end its region is empty and its loop runs no iteration, but bounds took
+  // the shifted start max - 2 there too, with a max that (through f2's specialized, unrolled
+  // schedule) bounds could not relate to the min: the input was asked for rows from -2.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Var x("x"), y("y"), yo("yo"), yi("yi"), y1o("y1o"), y1i("y1i"), y2o("y2o"), y2i("y2i");
+  Func f0("f0"), f1("f1"), f2("f2"), f4("f4");
+  f0(x, y) = in(x, y) + in(x, y + 2);
+  f1(x, y) = f0(x - 2, y) * 3;
+  f2(x, y) = f0(x, y) + f1(x, y + 1) + f1(x + 2, y + 2);
+  f4(x, y) = f2(x, y - 2);
+  f4.split(y, yo, yi, 5);
+  f0.compute_root();
+  f1.compute_at(f4, yi).split(y, y1o, y1i, 3, TailStrategy::ShiftInward);
+  f2.compute_at(f4, yi);
+  f2.specialize(in.width() >= 3).split(y, y2o, y2i, 3).unroll(y2i);
+  // The output rows [4, 14] read input rows [2, 16] (f1's shifted tiles included); bounds still
+  // take one row more where the specialization hides how f1's region ends relate.
+  Buffer<int32_t> input(3, 16);
+  input.set_min({0, 1});
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Buffer<int32_t> out(1, 11);
+  out.set_min({2, 4});
+  Pipeline(f4).realize(out);
+  auto f0Ref = [&](int a, int b) { return input(a, b) + input(a, b + 2); };
+  auto f1Ref = [&](int a, int b) { return f0Ref(a - 2, b) * 3; };
+  check_against(out, [&](const std::vector<int> &c) {
+    const int a = c[0], b = c[1] - 2;
+    return f0Ref(a, b) + f1Ref(a, b + 1) + f1Ref(a + 2, b + 2);
+  });
+}
+
 TEST_CASE("Sums with -2^31 are not rewritten into ones that overflow", "[cpu][pipeline]") {
   // Fuzz seed 252013801: (a + (7 << 31)) % -5 came out wrong: the simplifier wrote a + (-2^31) as
   // a - (-2^31), since 2^31 wraps to -2^31 in 32 bits, and that subtraction overflows (signed
