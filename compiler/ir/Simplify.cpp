@@ -376,9 +376,11 @@ private:
   // Whether cmp(a - b, 0) holds for every value the loop variables give a - b (true), for none
   // (false), or depends. Ordering comparisons only need the ends of the range.
   template <typename Compare> std::optional<bool> overLoopBounds(const Expr &a, const Expr &b, bool ordering, Compare cmp) {
-    if (LoopBounds.empty() || !a.type().is_int())
+    if (LoopBounds.empty() || !a.type().is_int() || a.type().bits > 32)
       return std::nullopt;
-    Interval range = bounds_of_expr_in_scope(mutate(Sub::make(a, b)), LoopBounds);
+    // The difference in 64 bits: in the operands' type it may wrap (x - INT_MIN, or any narrow one).
+    const Type wide = Int(64, a.type().lanes);
+    Interval range = bounds_of_expr_in_scope(mutate(Sub::make(Cast::make(wide, a), Cast::make(wide, b))), LoopBounds);
     auto constant = [&](const Expr &e, int64_t *out) {
       Expr folded = e.defined() ? mutate(e) : Expr();
       const auto *c = folded.defined() ? folded.as<IntImm>() : nullptr;

@@ -1038,6 +1038,40 @@ TEST_CASE("A shifted split of a producer whose region is empty in some iteration
   });
 }
 
+TEST_CASE("Comparisons decided over a loop's range do not wrap", "[cpu][pipeline]") {
+  // Fuzz seed 523000256 (wrong values): in a loop of constant extent the simplifier decided
+  // v < (-9 << 31), with v in [-18, -5], from the range of v - (-9 << 31) computed in 32 bits:
+  // v + 2^31 wrapped, and the comparison came out true.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(16), 1, "in");
+  Buffer<int16_t> input(1000);
+  fill_random(input, seed, -30, 10);
+  in.set(input);
+  Var x("x"), xo("xo"), xi("xi");
+  for (int schedule = 0; schedule < 3; ++schedule) {
+    INFO("schedule " << schedule);
+    // One comparison a Func: Funcs that share a subexpression get it as a let, which is not decided.
+    Func f("wrapping_comparison"), g("narrow_wrapping_comparison"), h("sum");
+    f(x) = select(clamp(cast<int32_t>(in(x)), -18, -5) < (cast<int32_t>(-9) << cast<int32_t>(31)), 1, 0);
+    g(x) = select(cast<int16_t>(clamp(in(x), cast<int16_t>(-18), cast<int16_t>(-5))) - cast<int16_t>(32760) < cast<int16_t>(0), 4, 0);
+    h(x) = f(x) + g(x);
+    f.compute_root();
+    g.compute_root();
+    for (Func *stage : {&f, &g}) {
+      if (schedule == 1)
+        stage->split(x, xo, xi, 6, TailStrategy::ShiftInward);
+      if (schedule == 2)
+        stage->vectorize(x, 8);
+    }
+    Buffer<int32_t> out = Pipeline(h).realize<int32_t>({1000});
+    check_against(out, [&](const std::vector<int> &c) {
+      const int value = std::clamp(int(input(c[0])), -18, -5);
+      return int16_t(int16_t(value) - 32760) < 0 ? 4 : 0;
+    });
+  }
+}
+
 TEST_CASE("Sums with -2^31 are not rewritten into ones that overflow", "[cpu][pipeline]") {
   // Fuzz seed 252013801: (a + (7 << 31)) % -5 came out wrong: the simplifier wrote a + (-2^31) as
   // a - (-2^31), since 2^31 wraps to -2^31 in 32 bits, and that subtraction overflows (signed
