@@ -149,15 +149,45 @@ public:
   /// A definition of the Func (in its produce) is outside the storage: stored inside the loop it
   /// is computed at, rather than used elsewhere.
   bool ProducedOutside = false;
+  /// A parallel or GPU loop between the storage and the produce: its iterations would all write
+  /// the one buffer, computing overlapping regions at once.
+  std::string ParallelBetween;
 
 private:
   const std::string &Name;
   int Depth = 0;
+  std::vector<std::string> ParallelLoops; // inside the storage, outside the produce
   using IRVisitor::visit;
   void visit(const Realize *op) override {
-    Depth += op->name == Name;
+    if (op->name != Name)
+      return IRVisitor::visit(op);
+    ++Depth;
+    std::vector<std::string> outer = std::move(ParallelLoops);
+    ParallelLoops.clear();
     IRVisitor::visit(op);
-    Depth -= op->name == Name;
+    ParallelLoops = std::move(outer);
+    --Depth;
+  }
+  void visit(const For *op) override {
+    const bool parallel = Depth > 0 && (op->for_type == ForType::Parallel || is_gpu(op->for_type));
+    if (parallel)
+      ParallelLoops.push_back(op->name);
+    IRVisitor::visit(op);
+    if (parallel)
+      ParallelLoops.pop_back();
+  }
+  void visit(const ProducerConsumer *op) override {
+    if (op->is_producer && op->name == Name && Depth > 0 && !ParallelLoops.empty() && ParallelBetween.empty())
+      ParallelBetween = ParallelLoops.front();
+    if (op->is_producer && op->name == Name) {
+      // The Func's own loops may be parallel.
+      std::vector<std::string> outer = std::move(ParallelLoops);
+      ParallelLoops.clear();
+      IRVisitor::visit(op);
+      ParallelLoops = std::move(outer);
+      return;
+    }
+    IRVisitor::visit(op);
   }
   void visit(const Call *op) override {
     Found = Found || (op->call_type == Call::Halide && op->name == Name && Depth == 0);
@@ -431,6 +461,10 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
     if (outside.Found)
       throw CompileError("Func " + f.name + " is computed at " + describe(compute) + " and stored at " +
                          describe(store) + ", but it is also used outside that loop; compute it further out");
+    if (!outside.ParallelBetween.empty())
+      throw CompileError("Func " + f.name + " is stored at " + describe(store) + ", outside the parallel loop " +
+                         outside.ParallelBetween + ", but computed inside it at " + describe(compute) +
+                         ": the loop's iterations would race on its storage; store it inside that loop");
   }
   return define_output_bounds(*output, result, outputChecks, funcValues);
 }

@@ -77,6 +77,31 @@ TEST_CASE("Lowering errors: compute levels, unbounded accesses, vector widths", 
                       Catch::Contains("producer is stored at out.yi, inside the loop it is computed at (out.yo)") &&
                           !Catch::Contains("also used outside"));
   }
+  SECTION("store_root outside a parallel loop the producer is computed inside") {
+    // Every iteration would compute its rows (and their neighbours) into the one buffer at once.
+    Func p("producer"), out("out");
+    Var yo("yo"), yi("yi");
+    p(x, y) = in(x) + cast<float>(y);
+    out(x, y) = p(x, y - 1) + p(x, y + 1);
+    out.split(y, yo, yi, 4).parallel(yo);
+    p.compute_at(out, yi).store_root();
+    CHECK_THROWS_WITH(Pipeline(out).compile_jit(Target("host")),
+                      Catch::Contains("producer is stored at root, outside the parallel loop out.s0.yo") &&
+                          Catch::Contains("race"));
+    // Stored inside the parallel loop, each iteration has its own.
+    p.store_at(out, yo);
+    CHECK_NOTHROW(Pipeline(out).compile_jit(Target("host")));
+  }
+  SECTION("store_root outside a GPU block loop the producer is computed inside") {
+    Func p("producer"), out("out");
+    Var xo("xo"), xi("xi");
+    p(x) = in(x) * 2.0f;
+    out(x) = p(x - 1) + p(x + 1);
+    out.gpu_tile(x, xo, xi, 32);
+    p.compute_at(out, xo).store_root();
+    CHECK_THROWS_WITH(Pipeline(out).compile_to_ptx(Target("host-cuda-cuda_capability_80")),
+                      Catch::Contains("outside the parallel loop out.s0.xo") && Catch::Contains("race"));
+  }
   SECTION("compute_at a loop that does not exist") {
     Func p("producer"), out("out");
     p(x) = in(x);
