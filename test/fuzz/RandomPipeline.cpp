@@ -361,6 +361,18 @@ private:
       }
       f.level = P.gpu ? 0 : uniform(0, maxLevel);
       effective[i] = f.level;
+      if (f.level > 0 && chance(0.25)) {
+        // Stored further out, but never outside a parallel loop it is computed inside.
+        std::set<std::string> parallel;
+        for (const Directive &d : out.pureSchedule)
+          if (d.kind == Directive::Parallel)
+            parallel.insert(d.vars[0]);
+        int lowest = f.level;
+        while (lowest > 0 && !parallel.count(outputLoops[lowest - 1]))
+          --lowest;
+        if (lowest < f.level)
+          f.storeLevel = uniform(lowest, f.level - 1);
+      }
       schedule(f, i, true);
       // Sometimes a second schedule, used where the input is at least about as wide as it is.
       if (chance(0.2)) {
@@ -1101,6 +1113,10 @@ private:
         if (f.level > static_cast<int>(levels.size()))
           throw std::invalid_argument("compute level " + std::to_string(f.level) + " no longer exists");
         func.compute_at(Funcs.back(), Var(levels[f.level - 1]));
+        if (f.storeLevel == 0)
+          func.store_root();
+        else if (f.storeLevel > 0)
+          func.store_at(Funcs.back(), Var(levels[f.storeLevel - 1]));
       }
     }
     if (f.level < 0)
@@ -1277,6 +1293,9 @@ std::string to_string(const PipelineDesc &p) {
     if (i + 1 < p.funcs.size())
       s << "  " << name << (f.level == 0 ? ".compute_root();\n" : ".compute_at(f" + std::to_string(p.funcs.size() - 1) +
                                                                    ", " + levels[f.level - 1] + ");\n");
+    if (i + 1 < p.funcs.size() && f.level > 0 && f.storeLevel >= 0)
+      s << "  " << name << (f.storeLevel == 0 ? ".store_root();\n" : ".store_at(f" + std::to_string(p.funcs.size() - 1) +
+                                                                        ", " + levels[f.storeLevel - 1] + ");\n");
     if (f.specializeWidth > 0)
       s << describeSchedule(name + ".specialize(in.width() >= " + std::to_string(f.specializeWidth) + ")",
                             f.specializedSchedule, p.gpu);
@@ -1433,9 +1452,18 @@ PipelineDesc reduce_failure(const PipelineDesc &failing, const std::string &targ
           progress = true;
         }
       }
+      if (best.funcs[i].storeLevel >= 0) {
+        PipelineDesc candidate = best;
+        candidate.funcs[i].storeLevel = -1;
+        if (stillFails(candidate)) {
+          best = candidate;
+          progress = true;
+        }
+      }
       if (i + 1 < best.funcs.size() && best.funcs[i].level != 0) {
         PipelineDesc candidate = best;
         candidate.funcs[i].level = 0;
+        candidate.funcs[i].storeLevel = -1;
         if (stillFails(candidate)) {
           best = candidate;
           progress = true;

@@ -59,6 +59,9 @@ struct FuncDesc {
   Update update;
   // Where it is computed: -1 inline, 0 root, k > 0 at the k-th loop (outermost first) of the output.
   int level = -1;
+  // Where it is stored, where that is further out than where it is computed: 0 root, k > 0 the
+  // k-th loop of the output (k < level). -1: where it is computed.
+  int storeLevel = -1;
   std::vector<Directive> pureSchedule, updateSchedule;
   // Where positive, the pure stage is specialized on in.width() >= specializeWidth, with a
   // schedule of its own (given before pureSchedule, so that it starts from no directives).
