@@ -123,6 +123,7 @@ public:
       P.inputMin.push_back(uniform(-3, 3));
       P.inputExtent.push_back(uniform(1, 12));
     }
+    P.boundOutput = chance(0.15);
     const int count = uniform(1, 8);
     for (int i = 0; i < count; ++i) {
       FuncDesc f;
@@ -1102,6 +1103,9 @@ private:
     const FuncDesc &f = P.funcs[i];
     Func &func = Funcs[i];
     const bool isOutput = i + 1 == static_cast<int>(P.funcs.size());
+    if (isOutput && P.boundOutput)
+      for (int d = 0; d < P.dims; ++d)
+        func.bound(Vars[d], P.outputMin[d], P.outputExtent[d]);
     if (!isOutput) {
       if (f.level < 0)
         func.compute_inline();
@@ -1296,6 +1300,9 @@ std::string to_string(const PipelineDesc &p) {
     if (i + 1 < p.funcs.size() && f.level > 0 && f.storeLevel >= 0)
       s << "  " << name << (f.storeLevel == 0 ? ".store_root();\n" : ".store_at(f" + std::to_string(p.funcs.size() - 1) +
                                                                         ", " + levels[f.storeLevel - 1] + ");\n");
+    if (i + 1 == p.funcs.size() && p.boundOutput)
+      for (int d = 0; d < p.dims; ++d)
+        s << "  " << name << ".bound(x" << d << ", " << p.outputMin[d] << ", " << p.outputExtent[d] << ");\n";
     if (f.specializeWidth > 0)
       s << describeSchedule(name + ".specialize(in.width() >= " + std::to_string(f.specializeWidth) + ")",
                             f.specializedSchedule, p.gpu);
@@ -1429,6 +1436,14 @@ PipelineDesc reduce_failure(const PipelineDesc &failing, const std::string &targ
   bool progress = true;
   while (progress) {
     progress = false;
+    if (best.boundOutput) {
+      PipelineDesc candidate = best;
+      candidate.boundOutput = false;
+      if (stillFails(candidate)) {
+        best = candidate;
+        progress = true;
+      }
+    }
     for (size_t i = 0; i < best.funcs.size(); ++i) {
       for (int which = 0; which < 2; ++which) {
         auto directives = [&](PipelineDesc &d) -> std::vector<Directive> & {

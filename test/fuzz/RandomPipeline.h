@@ -77,6 +77,7 @@ struct PipelineDesc {
   std::vector<int> inputMin, inputExtent;
   std::vector<FuncDesc> funcs; // the last is the output
   std::vector<int> outputMin, outputExtent;
+  bool boundOutput = false; // the output is bound() to the region realized: constant loop extents
   bool gpu = false;
 };
 
