@@ -162,29 +162,40 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
   std::vector<Expr> all = args;
   all.push_back(value);
   std::shared_ptr<ReductionDomainContents> rdom;
-  for (const FreeVariable &v : freeVariables(all)) {
-    if (v.is_param)
-      continue;
-    if (v.rdom) {
-      if (rdom && rdom != v.rdom)
-        throw CompileError("update " + stageName + " uses RVars of two different RDoms (" + rdom->name + " and " +
-                           v.rdom->name + ")");
-      rdom = v.rdom;
-      continue;
+  auto checkFreeVariables = [&](const std::vector<Expr> &exprs) {
+    for (const FreeVariable &v : freeVariables(exprs)) {
+      if (v.is_param)
+        continue;
+      if (v.rdom) {
+        if (rdom && rdom != v.rdom)
+          throw CompileError("update " + stageName + " uses RVars of two different RDoms (" + rdom->name + " and " +
+                             v.rdom->name + ")");
+        rdom = v.rdom;
+        continue;
+      }
+      auto pos = std::find(f->args.begin(), f->args.end(), v.name);
+      size_t i = static_cast<size_t>(pos - f->args.begin());
+      const Variable *lhs = pos == f->args.end() ? nullptr : args[i].as<Variable>();
+      if (!lhs || lhs->name != v.name)
+        throw CompileError("update " + stageName + " uses Var " + v.name +
+                           ", which must appear as argument " + (pos == f->args.end() ? std::string("of Func ") + f->name
+                           : std::to_string(i)) + " on the left-hand side (pure arguments: " + joinNames(f->args) + ")");
     }
-    auto pos = std::find(f->args.begin(), f->args.end(), v.name);
-    size_t i = static_cast<size_t>(pos - f->args.begin());
-    const Variable *lhs = pos == f->args.end() ? nullptr : args[i].as<Variable>();
-    if (!lhs || lhs->name != v.name)
-      throw CompileError("update " + stageName + " uses Var " + v.name +
-                         ", which must appear as argument " + (pos == f->args.end() ? std::string("of Func ") + f->name
-                         : std::to_string(i)) + " on the left-hand side (pure arguments: " + joinNames(f->args) + ")");
+  };
+  checkFreeVariables(all);
+  // The RDom's predicate (where()) is part of the update: what it reads is checked as the value is.
+  Expr predicate = rdom ? rdom->predicate : Expr();
+  if (predicate.defined()) {
+    checkFreeVariables({predicate});
+    all.push_back(predicate);
   }
 
   DropSelfReferences dropSelf(f.get());
   for (Expr &arg : args)
     arg = dropSelf.mutate(arg);
   value = dropSelf.mutate(value);
+  if (predicate.defined())
+    predicate = dropSelf.mutate(predicate);
   for (const Expr &e : all)
     for (const auto &callee : called_functions(e)) {
       std::set<const FunctionContents *> visited;
@@ -197,6 +208,9 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
   d.args = args;
   d.value = value;
   d.rdom = rdom;
+  d.predicate = predicate;
+  if (rdom)
+    rdom->used = true;
   if (rdom)
     for (const ReductionVariable &rv : rdom->domain)
       d.schedule.dims.push_back({rv.var, ForType::Serial, true});

@@ -22,6 +22,10 @@ struct ReductionVariable {
 struct ReductionDomainContents {
   std::string name;
   std::vector<ReductionVariable> domain;
+  /// RDom::where: the points of the domain an update runs at (undefined: all of them).
+  Expr predicate;
+  /// Set once an update uses the domain: its predicate is then fixed.
+  bool used = false;
 };
 
 struct Split {
@@ -57,6 +61,8 @@ struct Definition {
   std::vector<Expr> args;
   Expr value;
   std::shared_ptr<ReductionDomainContents> rdom;
+  /// The RDom's predicate when the update was defined: the update runs where it holds.
+  Expr predicate;
   StageSchedule schedule;
   /// Tried in order before `schedule`: the first whose condition holds is used.
   std::vector<Specialization> specializations;

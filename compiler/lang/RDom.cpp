@@ -88,6 +88,20 @@ std::vector<std::pair<Expr, Expr>> regionOf(const ImageParam &input) {
 RDom::RDom(const RawBuffer &buffer, const std::string &name) : RDom(regionOf(buffer), name) {}
 RDom::RDom(const ImageParam &input, const std::string &name) : RDom(regionOf(input), name) {}
 
+RDom &RDom::where(Expr predicate) {
+  if (!Contents)
+    throw CompileError("where() of an RDom with no dimensions");
+  if (!predicate.defined())
+    throw CompileError("RDom " + Contents->name + ": where() of an undefined predicate");
+  if (!predicate.type().is_bool() || predicate.type().is_vector())
+    throw CompileError("RDom " + Contents->name + ": where() needs a boolean condition, not " +
+                       to_string(predicate.type()) + " (" + ir::to_string(predicate) + ")");
+  if (Contents->used)
+    throw CompileError("RDom " + Contents->name + ": where() after an update used the RDom; restrict it first");
+  Contents->predicate = Contents->predicate.defined() ? (Contents->predicate && predicate) : predicate;
+  return *this;
+}
+
 int RDom::dimensions() const { return Contents ? static_cast<int>(Contents->domain.size()) : 0; }
 RVar RDom::operator[](int i) const {
   if (i < 0 || i >= dimensions())

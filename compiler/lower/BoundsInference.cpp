@@ -61,6 +61,8 @@ std::vector<Box> stageRegions(const FunctionContents &f, const Box &last, CallBo
     }
     std::vector<Expr> parts = d.args;
     parts.push_back(d.value);
+    if (d.predicate.defined())
+      parts.push_back(d.predicate);
     for (const Expr &e : parts) {
       Box reads = box_touched(e, {f.name, true, false, &funcValues}, scope);
       for (size_t i = 0; i < reads.size() && i < touched.size(); ++i) {

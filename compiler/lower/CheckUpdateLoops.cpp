@@ -79,6 +79,9 @@ struct Update {
     for (const Expr &arg : d.args)
       for (std::vector<Expr> &call : calls_to(f, arg))
         selfCalls.push_back(std::move(call));
+    if (d.predicate.defined())
+      for (std::vector<Expr> &call : calls_to(f, d.predicate))
+        selfCalls.push_back(std::move(call));
     for (std::vector<Expr> &call : selfCalls)
       for (Expr &arg : call)
         arg = substitute(lets, arg);

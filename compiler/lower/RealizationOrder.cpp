@@ -16,6 +16,7 @@ std::vector<std::shared_ptr<FunctionContents>> direct_callees(const FunctionCont
   for (int s = 0; s < f.num_stages(); ++s) {
     const Definition &d = f.stage(s);
     add(d.value);
+    add(d.predicate);
     for (const Expr &a : d.args)
       add(a);
     if (d.rdom)

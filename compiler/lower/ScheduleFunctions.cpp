@@ -221,6 +221,8 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   for (const Expr &a : d.args)
     args.push_back(substitute(renames, a));
   Stmt body = Provide::make(f.name, substitute(renames, d.value), args, d.atomic);
+  if (d.predicate.defined())
+    body = IfThenElse::make(substitute(renames, d.predicate), body);
 
   // Each loop's bounds are lets named <base>.loop_min/loop_extent/loop_max. A split may reuse the
   // old name for a new loop (split(x, x, xi)); the new loop then gets a base of its own, so the

@@ -54,6 +54,11 @@ public:
   explicit RDom(const RawBuffer &buffer, const std::string &name = "");
   explicit RDom(const ImageParam &input, const std::string &name = "");
 
+  /// Restricts the domain to the points where `predicate` holds (it may read the RVars, pure
+  /// Vars of the Func updated, Params and Funcs); called again, to where every predicate holds.
+  /// Call it before an update uses the RDom.
+  RDom &where(Expr predicate);
+
   int dimensions() const;
   RVar operator[](int i) const;
   /// The first dimension, so a 1-D RDom can be used as an Expr.

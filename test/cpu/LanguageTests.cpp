@@ -705,3 +705,104 @@ TEST_CASE("The implicit argument _ fills the dimensions a call or a definition l
   CHECK_THROWS_WITH(bad(x) = in(x, x, x, x, _), Catch::Contains("3 dimensions but is called with 4 arguments besides _"));
   CHECK_THROWS_WITH(bad(x) = in(x, x), Catch::Contains("3 dimensions but is called with 2 arguments"));
 }
+
+TEST_CASE("RDom::where restricts an update to the points where its predicate holds", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(12, 12);
+  fill_random(input, seed, -100, 100);
+  in.set(input);
+  Var x("x"), y("y");
+
+  SECTION("a triangle of a 2-D domain, written in place") {
+    Func f("lower_triangle");
+    RDom r(0, 12, 0, 12);
+    r.where(r.x <= r.y);
+    f(x, y) = 0;
+    f(r.x, r.y) = in(r.x, r.y) * 2;
+    Buffer<int32_t> out = Pipeline(f).realize<int32_t>({12, 12});
+    check_against(out, [&](const std::vector<int> &c) { return c[0] <= c[1] ? input(c[0], c[1]) * 2 : 0; });
+  }
+  SECTION("a predicate of a pure Var: a prefix sum of each row, under every schedule") {
+    for (int schedule = 0; schedule < 3; ++schedule) {
+      INFO("schedule " << schedule);
+      Func prefix("prefix");
+      RDom r(0, 12);
+      r.where(r.x <= x);
+      prefix(x, y) = 0;
+      prefix(x, y) += in(r.x, y);
+      if (schedule == 1)
+        prefix.update().parallel(y);
+      if (schedule == 2)
+        prefix.update().vectorize(x, 4).reorder(x, r.x);
+      Buffer<int32_t> out = Pipeline(prefix).realize<int32_t>({12, 12});
+      check_against(out, [&](const std::vector<int> &c) {
+        int sum = 0;
+        for (int k = 0; k <= c[0]; ++k)
+          sum += input(k, c[1]);
+        return sum;
+      });
+    }
+  }
+  SECTION("predicates that read the input, combined, in a histogram and an inline reduction") {
+    Param<int> threshold("threshold");
+    threshold.set(10);
+    Func hist("hist");
+    RDom r(in);
+    r.where(in(r.x, r.y) > threshold);
+    r.where(r.x % 2 == 0);
+    hist(x) = 0;
+    hist(clamp(in(r.x, r.y), 0, 99)) += 1;
+    Buffer<int32_t> h = Pipeline(hist).realize<int32_t>({100});
+    check_against(h, [&](const std::vector<int> &c) {
+      int count = 0;
+      for (int j = 0; j < 12; ++j)
+        for (int i = 0; i < 12; i += 2)
+          count += input(i, j) > 10 && std::clamp(input(i, j), 0, 99) == c[0];
+      return count;
+    });
+    Func evens("sum_of_positive_evens");
+    RDom s(0, 12);
+    s.where(in(s, y) > 0);
+    evens(y) = sum(in(s, y));
+    Buffer<int32_t> e = Pipeline(evens).realize<int32_t>({12});
+    check_against(e, [&](const std::vector<int> &c) {
+      int total = 0;
+      for (int i = 0; i < 12; ++i)
+        total += input(i, c[0]) > 0 ? input(i, c[0]) : 0;
+      return total;
+    });
+  }
+  SECTION("a predicate narrows what the update reads: no input is needed past it") {
+    ImageParam small(Int(32), 1, "small");
+    Buffer<int32_t> values(5);
+    fill_random(values, seed + 1, -100, 100);
+    small.set(values);
+    Func g("reads_only_where");
+    RDom r(0, 100);
+    r.where(r.x < 5);
+    g(x) = 0;
+    g(x) += small(r.x) * x;
+    Buffer<int32_t> out = Pipeline(g).realize<int32_t>({3});
+    check_against(out, [&](const std::vector<int> &c) {
+      int total = 0;
+      for (int i = 0; i < 5; ++i)
+        total += values(i) * c[0];
+      return total;
+    });
+  }
+  SECTION("errors") {
+    RDom r(0, 4);
+    CHECK_THROWS_WITH(r.where(r.x + 1), Catch::Contains("where() needs a boolean condition"));
+    Func f("f");
+    f(x) = 0;
+    f(r) += 1;
+    CHECK_THROWS_WITH(r.where(r.x > 1), Catch::Contains("after an update used the RDom"));
+    RDom q(0, 4);
+    q.where(q.x < y);
+    Func g("g");
+    g(x) = 0;
+    CHECK_THROWS_WITH(g(q) += 1, Catch::Contains("uses Var y"));
+  }
+}

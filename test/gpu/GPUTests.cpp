@@ -1394,3 +1394,29 @@ TEST_CASE("A loop-invariant 16-bit value shifted right in a kernel's serial loop
     }
   }
 }
+
+TEST_CASE("An update restricted by RDom::where on the GPU", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(64, 9);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func prefix("guarded_prefix");
+  RDom r(0, 64);
+  r.where(r.x <= x && in(r.x, y) > 0.0f);
+  prefix(x, y) = 0.0f;
+  prefix(x, y) += in(r.x, y);
+  prefix.gpu_tile(x, xo, xi, 32);
+  prefix.update().gpu_tile(x, xo, xi, 32);
+  Buffer<float> out = onGPU(prefix).realize<float>({64, 9});
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &c) {
+    float sum = 0.0f;
+    for (int k = 0; k <= c[0]; ++k)
+      sum += input(k, c[1]) > 0.0f ? input(k, c[1]) : 0.0f;
+    return sum;
+  });
+}

@@ -436,3 +436,18 @@ TEST_CASE("PTX for math functions, float tests, saturating casts and reinterpret
     CHECK(assemble(ptx, "sm_80").empty());
   }
 }
+
+TEST_CASE("An update restricted by RDom::where compiles for the GPU", "[ptx]") {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func prefix("guarded_prefix");
+  RDom r(0, 64);
+  r.where(r.x <= x && in(r.x, y) > 0.0f);
+  prefix(x, y) = 0.0f;
+  prefix(x, y) += in(r.x, y);
+  prefix.gpu_tile(x, xo, xi, 32);
+  prefix.update().gpu_tile(x, xo, xi, 32);
+  std::string ptx = Pipeline(prefix).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".entry"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
