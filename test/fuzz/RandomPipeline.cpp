@@ -312,6 +312,10 @@ private:
   void fitOutputUpdate() {
     Update &u = P.funcs.back().update;
     const int lo = P.outputMin[u.dim], hi = lo + P.outputExtent[u.dim] - 1;
+    if ((u.kind == Update::Reduce || u.kind == Update::Scan || u.kind == Update::Histogram) && chance(0.25)) {
+      u.where = u.kind == Update::Reduce ? pick({1, 2}) : 2;
+      u.whereConstant = u.where == 1 ? uniform(-3, 3) : uniform(0, 1);
+    }
     if (u.kind == Update::Scan) {
       if (hi - lo < 1) {
         u.kind = Update::Pointwise;
@@ -587,6 +591,15 @@ Value readElement(const RawBuffer &b, Scalar t, const std::vector<int64_t> &c) {
 }
 
 
+// Whether an update's RDom::where holds at RVar value r and coordinates c (Euclidean %).
+bool whereHolds(const Update &u, const std::vector<int64_t> &c, int64_t r) {
+  if (u.where == 1)
+    return r <= c[u.dim] + u.whereConstant;
+  if (u.where == 2)
+    return ((r % 2) + 2) % 2 == u.whereConstant;
+  return true;
+}
+
 class Reference {
 public:
   explicit Reference(const PipelineDesc &p, const RawBuffer &input) : P(p), Input(input) {
@@ -819,7 +832,8 @@ private:
       forEach(box, [&](std::vector<int64_t> &c) {
         Value v = at(i, c);
         for (int64_t r = u.rmin; r < u.rmin + u.rextent; ++r)
-          v = add(t, v, eval(u.term, c, r));
+          if (whereHolds(u, c, r))
+            v = add(t, v, eval(u.term, c, r));
         at(i, c) = v;
       });
       return;
@@ -833,6 +847,8 @@ private:
       rest[u.dim].include(0, 0);
       forEach(rest, [&](std::vector<int64_t> &c) {
         for (int64_t r = u.rmin; r < u.rmin + u.rextent; ++r) {
+          if (!whereHolds(u, c, r))
+            continue;
           c[u.dim] = r;
           Value term = eval(u.term, c, 0);
           std::vector<int64_t> w = c;
@@ -1037,6 +1053,10 @@ private:
       return;
     }
     RDom r(u.rmin, u.rextent, "r" + std::to_string(i));
+    if (u.where == 1)
+      r.where(Expr(r) <= coords[u.dim] + u.whereConstant);
+    else if (u.where == 2)
+      r.where(Expr(r) % 2 == u.whereConstant);
     if (u.kind == Update::Reduce) {
       func(coords) = func(coords) + build(u.term, coords, r);
       return;
@@ -1267,6 +1287,10 @@ std::string to_string(const PipelineDesc &p) {
       lhs += (d ? ", " : "") + at[d];
     if (u.kind != Update::None && u.kind != Update::Pointwise)
       s << "RDom r(" << u.rmin << ", " << u.rextent << ");\n";
+    if (u.where == 1)
+      s << "r.where(r <= " << coords[u.dim] << " + " << u.whereConstant << ");\n";
+    else if (u.where == 2)
+      s << "r.where(r % 2 == " << u.whereConstant << ");\n";
     switch (u.kind) {
     case Update::None:
       break;
@@ -1479,6 +1503,14 @@ PipelineDesc reduce_failure(const PipelineDesc &failing, const std::string &targ
         PipelineDesc candidate = best;
         candidate.funcs[i].level = 0;
         candidate.funcs[i].storeLevel = -1;
+        if (stillFails(candidate)) {
+          best = candidate;
+          progress = true;
+        }
+      }
+      if (best.funcs[i].update.where != 0) {
+        PipelineDesc candidate = best;
+        candidate.funcs[i].update.where = 0;
         if (stillFails(candidate)) {
           best = candidate;
           progress = true;
