@@ -13,6 +13,7 @@
 #include "ptxjit/IROperator.h"
 #include "ptxjit/InlineReductions.h"
 #include "ptxjit/JIT.h"
+#include "ptxjit/Lambda.h"
 #include "ptxjit/Param.h"
 #include "ptxjit/Pipeline.h"
 #include "ptxjit/RDom.h"

@@ -806,3 +806,22 @@ TEST_CASE("RDom::where restricts an update to the points where its predicate hol
     CHECK_THROWS_WITH(g(q) += 1, Catch::Contains("uses Var y"));
   }
 }
+
+TEST_CASE("lambda makes an anonymous Func of its Vars or of the implicit ones", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(9, 7);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), y("y");
+  Func scaled = lambda(x, y, in(x, y) * 3 + x - y);
+  Buffer<int32_t> a = scaled.realize<int32_t>({9, 7});
+  check_against(a, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 3 + c[0] - c[1]; });
+  // Of the implicit Vars: a Func of as many dimensions as the input.
+  Func doubled = lambda(in(_) * 2);
+  Func shifted = lambda(x, doubled(x, 2) + 1);
+  Buffer<int32_t> b = shifted.realize<int32_t>({9});
+  check_against(b, [&](const std::vector<int> &c) { return input(c[0], 2) * 2 + 1; });
+  CHECK(scaled.name() != doubled.name());
+}
