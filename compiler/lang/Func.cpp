@@ -749,15 +749,37 @@ Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx
   return *this;
 }
 
+namespace {
+void checkBoundVar(const FunctionContents &f, const char *directive, const Var &var, const std::vector<Expr> &values) {
+  if (!f.defined())
+    throw CompileError(std::string(directive) + " of Func " + f.name + ": define the Func before scheduling it");
+  if (std::find(f.args.begin(), f.args.end(), var.name()) == f.args.end())
+    throw CompileError(std::string(directive) + " of Func " + f.name + ": " + var.name() +
+                       " is not one of its arguments (" + joinNames(f.args) + ")");
+  for (const Expr &v : values)
+    if (!v.defined() || v.type().is_float() || v.type().is_vector())
+      throw CompileError(std::string(directive) + " of Func " + f.name + "." + var.name() + ": its values must be integers");
+}
+} // namespace
+
 Func &Func::bound(const Var &var, Expr min, Expr extent) {
-  if (!defined())
-    throw CompileError("bound of Func " + name() + ": define the Func before scheduling it");
-  if (std::find(Contents->args.begin(), Contents->args.end(), var.name()) == Contents->args.end())
-    throw CompileError("bound of Func " + name() + ": " + var.name() + " is not one of its arguments (" +
-                       joinNames(Contents->args) + ")");
-  if (!min.defined() || !extent.defined() || min.type().is_float() || extent.type().is_float())
-    throw CompileError("bound of Func " + name() + "." + var.name() + ": min and extent must be integers");
-  Contents->bounds.push_back({var.name(), cast(Int(32), min), cast(Int(32), extent)});
+  checkBoundVar(*Contents, "bound", var, {min, extent});
+  Contents->bounds.push_back({var.name(), cast(Int(32), min), cast(Int(32), extent), Expr(), Expr()});
+  return *this;
+}
+
+Func &Func::bound_extent(const Var &var, Expr extent) {
+  checkBoundVar(*Contents, "bound_extent", var, {extent});
+  Contents->bounds.push_back({var.name(), Expr(), cast(Int(32), extent), Expr(), Expr()});
+  return *this;
+}
+
+Func &Func::align_bounds(const Var &var, Expr modulus, Expr remainder) {
+  checkBoundVar(*Contents, "align_bounds", var, {modulus, remainder});
+  if (auto m = ir::as_const_int(ir::simplify(cast(Int(32), modulus))); m && *m <= 0)
+    throw CompileError("align_bounds of Func " + name() + "." + var.name() + ": the modulus must be positive, not " +
+                       std::to_string(*m));
+  Contents->bounds.push_back({var.name(), Expr(), Expr(), cast(Int(32), modulus), cast(Int(32), remainder)});
   return *this;
 }
 

@@ -80,9 +80,12 @@ struct LoopLevel {
   bool operator==(const LoopLevel &o) const { return kind == o.kind && func == o.func && var == o.var; }
 };
 
+/// A constraint on the region of one dimension: bound() gives min and extent; bound_extent() the
+/// extent only (the min is what the consumers need); align_bounds() a modulus and remainder.
 struct FunctionBound {
   std::string var;
   Expr min, extent;
+  Expr modulus, remainder;
 };
 
 struct FunctionContents {

@@ -20,11 +20,43 @@ std::string stageVar(const FunctionContents &f, int stage, const std::string &v,
   return f.name + ".s" + std::to_string(stage) + "." + v + "." + field;
 }
 
+// The last bound() of dimension v: it fixes the region.
 const FunctionBound *findBound(const FunctionContents &f, const std::string &v) {
   for (auto it = f.bounds.rbegin(); it != f.bounds.rend(); ++it)
-    if (it->var == v)
+    if (it->var == v && it->min.defined())
       return &*it;
   return nullptr;
+}
+
+bool hasRelativeBounds(const FunctionContents &f, const std::string &v) {
+  for (const FunctionBound &b : f.bounds)
+    if (b.var == v && !b.min.defined())
+      return true;
+  return false;
+}
+
+// bound_extent() and align_bounds() of dimension v, in the order given, applied to the region r
+// the consumers need; `checks` gets the realize-time checks that bound_extent() is enough.
+Interval relativeRegion(const FunctionContents &f, const std::string &v, Interval r, std::vector<Stmt> *checks) {
+  for (const FunctionBound &b : f.bounds) {
+    if (b.var != v || b.min.defined())
+      continue;
+    if (b.extent.defined()) {
+      Expr max = simplify(r.min + b.extent - 1);
+      if (checks)
+        checks->push_back(AssertStmt::make(LE::make(r.max, max),
+                                           "Func " + f.name + " has bound_extent % in " + v +
+                                               " but its consumers need [%, %]",
+                                           {b.extent, r.min, r.max}));
+      r.max = max;
+    } else {
+      // Euclidean division rounds down for a positive modulus.
+      Expr min = simplify(((r.min - b.remainder) / b.modulus) * b.modulus + b.remainder);
+      Expr max = simplify(min + ((r.max - min + b.modulus) / b.modulus) * b.modulus - 1);
+      r = {min, max};
+    }
+  }
+  return r;
 }
 
 bool isPureArg(const Definition &d, const FunctionContents &f, size_t i) {
@@ -88,12 +120,28 @@ Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume
   for (size_t i = 0; i < f.args.size(); ++i)
     if (const FunctionBound *b = findBound(f, f.args[i]))
       last[i] = {b->min, simplify(b->min + b->extent - 1)};
+    else if (hasRelativeBounds(f, f.args[i]))
+      last[i] = relativeRegion(f, f.args[i], required[i], nullptr);
   std::vector<Box> regions = stageRegions(f, last, funcValues);
 
   std::vector<std::pair<std::string, Expr>> lets;
   std::vector<Stmt> checks;
   for (size_t i = 0; i < f.args.size(); ++i) {
     const std::string &v = f.args[i];
+    if (!findBound(f, v) && hasRelativeBounds(f, v) && required[i].is_bounded() && regions[0][i].is_bounded()) {
+      // Every stage computes the widened region; what the updates read over it must lie inside.
+      Interval r = relativeRegion(f, v, interval_union(required[i], regions[0][i]), &checks);
+      Box widened = last;
+      widened[i] = r;
+      Interval reads = stageRegions(f, widened, funcValues)[0][i];
+      if (reads.is_bounded())
+        checks.push_back(AssertStmt::make(LE::make(r.min, reads.min) && LE::make(reads.max, r.max),
+                                          "Func " + f.name + " computes [%, %] in " + v +
+                                              " (bound_extent, align_bounds) but its updates read [%, %]",
+                                          {r.min, r.max, reads.min, reads.max}));
+      for (Box &region : regions)
+        region[i] = r;
+    }
     if (const FunctionBound *b = findBound(f, v)) {
       // A bound fixes the region of every stage; what the consumers and the updates need must
       // lie inside it.
@@ -154,6 +202,25 @@ Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const s
   for (size_t i = 0; i < output.args.size(); ++i) {
     Expr min = var(buffer_field_name(output.name, "min", static_cast<int>(i)));
     Expr max = min + var(buffer_field_name(output.name, "extent", static_cast<int>(i))) - 1;
+    for (const FunctionBound &b : output.bounds) {
+      if (b.var != output.args[i] || b.min.defined())
+        continue;
+      const std::string dimension = " in dimension " + std::to_string(i) + " but " + output.name;
+      if (b.extent.defined()) {
+        // The loops' extent is the bound's, constant where it is.
+        checks.push_back(AssertStmt::make(EQ::make(max - min + 1, b.extent),
+                                          "output buffer " + output.name + " has extent %" + dimension +
+                                              " has bound_extent %",
+                                          {max - min + 1, b.extent}));
+        max = simplify(min + b.extent - 1);
+      } else {
+        checks.push_back(AssertStmt::make(EQ::make((min - b.remainder) % b.modulus, 0) &&
+                                              EQ::make((max - min + 1) % b.modulus, 0),
+                                          "output buffer " + output.name + " covers [%, %]" + dimension +
+                                              " is aligned to % (plus %)",
+                                          {min, max, b.modulus, b.remainder}));
+      }
+    }
     if (const FunctionBound *b = findBound(output, output.args[i])) {
       // A bound makes the region, and so the loops' extents, what it says (constant, where it
       // is, so the loops can be vectorized or unrolled): the buffer must be exactly that region.

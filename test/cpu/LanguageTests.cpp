@@ -825,3 +825,82 @@ TEST_CASE("lambda makes an anonymous Func of its Vars or of the implicit ones", 
   check_against(b, [&](const std::vector<int> &c) { return input(c[0], 2) * 2 + 1; });
   CHECK(scaled.name() != doubled.name());
 }
+
+TEST_CASE("bound_extent and align_bounds fix or widen the region a Func computes", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Buffer<int32_t> input(64);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x");
+
+  SECTION("an intermediate widened by align_bounds reads the aligned region") {
+    Func f("aligned"), out("out");
+    f(x) = in(x) * 3;
+    out(x) = f(x - 1) + f(x + 1);
+    f.compute_root().align_bounds(x, 8);
+    Buffer<int32_t> result(17);
+    result.set_min({4}); // f needs [3, 21]: aligned, [0, 23]
+    Pipeline(out).realize(result);
+    check_against(result, [&](const std::vector<int> &c) { return input(c[0] - 1) * 3 + input(c[0] + 1) * 3; });
+    Buffer<int32_t> narrow(19);
+    narrow.set_min({3});
+    in.set(narrow);
+    CHECK_THROWS_WITH(Pipeline(out).realize(result), Catch::Contains("input buffer in is read at [0, 23]"));
+    in.set(input);
+    Func g("aligned_by_remainder"), out2("out2");
+    g(x) = in(x) + 1;
+    out2(x) = g(x);
+    g.compute_root().align_bounds(x, 4, 1);
+    narrow = Buffer<int32_t>(8);
+    narrow.set_min({5}); // out2 needs [6, 11]: aligned to 4k + 1, [5, 12]
+    fill_random(narrow, seed + 1, -1000, 1000);
+    in.set(narrow);
+    Buffer<int32_t> r2(6);
+    r2.set_min({6});
+    Pipeline(out2).realize(r2);
+    check_against(r2, [&](const std::vector<int> &c) { return narrow(c[0]) + 1; });
+  }
+  SECTION("an intermediate with bound_extent computes that many points, and no fewer are needed") {
+    Func f("fixed_extent"), out("out");
+    f(x) = in(x) - 7;
+    out(x) = f(x) + f(x + 2);
+    f.compute_root().bound_extent(x, 16).vectorize(x, 16);
+    Buffer<int32_t> result(10);
+    Pipeline p(out);
+    p.realize(result); // f needs [0, 11], computes [0, 15]
+    check_against(result, [&](const std::vector<int> &c) { return input(c[0]) - 7 + input(c[0] + 2) - 7; });
+    Buffer<int32_t> wide(20);
+    CHECK_THROWS_WITH(p.realize(wide), Catch::Contains("Func fixed_extent has bound_extent 16 in x but its consumers need [0, 21]"));
+  }
+  SECTION("the output: bound_extent fixes the buffer's extent, align_bounds its alignment") {
+    Func out("out");
+    out(x) = in(x) * 2;
+    out.bound_extent(x, 16).vectorize(x, 8);
+    Buffer<int32_t> result(16);
+    result.set_min({5});
+    Pipeline p(out);
+    p.realize(result);
+    check_against(result, [&](const std::vector<int> &c) { return input(c[0]) * 2; });
+    Buffer<int32_t> other(12);
+    CHECK_THROWS_WITH(p.realize(other), Catch::Contains("output buffer out has extent 12 in dimension 0 but out has bound_extent 16"));
+    Func aligned("aligned_out");
+    aligned(x) = in(x) + 1;
+    aligned.align_bounds(x, 4);
+    Buffer<int32_t> good(8);
+    good.set_min({4});
+    Pipeline(aligned).realize(good);
+    check_against(good, [&](const std::vector<int> &c) { return input(c[0]) + 1; });
+    Buffer<int32_t> bad(8);
+    bad.set_min({3});
+    CHECK_THROWS_WITH(Pipeline(aligned).realize(bad), Catch::Contains("is aligned to 4"));
+  }
+  SECTION("errors") {
+    Func f("f");
+    f(x) = x;
+    CHECK_THROWS_WITH(f.align_bounds(x, 0), Catch::Contains("the modulus must be positive"));
+    Var y("y");
+    CHECK_THROWS_WITH(f.bound_extent(y, 4), Catch::Contains("y is not one of its arguments"));
+  }
+}
