@@ -186,6 +186,11 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
   // The RDom's predicate (where()) is part of the update: what it reads is checked as the value is.
   Expr predicate = rdom ? rdom->predicate : Expr();
   if (predicate.defined()) {
+    // The domain keeps its RVars in the predicate as plain names (see RDom::where).
+    std::map<std::string, Expr> rvars;
+    for (const ReductionVariable &rv : rdom->domain)
+      rvars[rv.var] = Variable::make(Int(32), rv.var, nullptr, rdom);
+    predicate = substitute(rvars, predicate);
     checkFreeVariables({predicate});
     all.push_back(predicate);
   }

@@ -1,6 +1,7 @@
 #include "ptxjit/RDom.h"
 
 #include "ir/Constants.h"
+#include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
 #include "lang/Function.h"
@@ -26,6 +27,22 @@ const ReductionVariable &domainOf(const std::shared_ptr<ReductionDomainContents>
     throw CompileError("RVar " + name + " belongs to no RDom: it only names a loop in a schedule");
   return domain->domain.at(index);
 }
+
+// The domain's own RVars, as plain names: the domain keeps its predicate, and an RVar Expr holds
+// its domain, so as they were they would keep each other alive.
+class ForgetDomain : public ir::IRMutator {
+public:
+  explicit ForgetDomain(const ReductionDomainContents *domain) : Domain(domain) {}
+
+private:
+  const ReductionDomainContents *Domain;
+  using ir::IRMutator::visit;
+  Expr visit(const ir::Variable *op) override {
+    if (op->reduction_domain.get() != Domain)
+      return Expr(op);
+    return ir::Variable::make(op->type, op->name, op->param, nullptr);
+  }
+};
 
 } // namespace
 
@@ -98,6 +115,7 @@ RDom &RDom::where(Expr predicate) {
                        to_string(predicate.type()) + " (" + ir::to_string(predicate) + ")");
   if (Contents->used)
     throw CompileError("RDom " + Contents->name + ": where() after an update used the RDom; restrict it first");
+  predicate = ForgetDomain(Contents.get()).mutate(predicate);
   Contents->predicate = Contents->predicate.defined() ? (Contents->predicate && predicate) : predicate;
   return *this;
 }
