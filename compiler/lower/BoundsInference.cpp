@@ -50,9 +50,11 @@ Interval relativeRegion(const FunctionContents &f, const std::string &v, Interva
                                            {b.extent, r.min, r.max}));
       r.max = max;
     } else {
-      // Euclidean division rounds down for a positive modulus.
+      // Each end on its own (Euclidean division rounds down for a positive modulus): the min down
+      // to the aligned point, the max up to the one before the next; through the min, the max's
+      // bounds would count the min's range twice.
       Expr min = simplify(((r.min - b.remainder) / b.modulus) * b.modulus + b.remainder);
-      Expr max = simplify(min + ((r.max - min + b.modulus) / b.modulus) * b.modulus - 1);
+      Expr max = simplify(((r.max - b.remainder + b.modulus) / b.modulus) * b.modulus + b.remainder - 1);
       r = {min, max};
     }
   }

@@ -874,6 +874,25 @@ TEST_CASE("bound_extent and align_bounds fix or widen the region a Func computes
     Buffer<int32_t> wide(20);
     CHECK_THROWS_WITH(p.realize(wide), Catch::Contains("Func fixed_extent has bound_extent 16 in x but its consumers need [0, 21]"));
   }
+  SECTION("computed per tile: each tile's region aligned, and no more input read than that") {
+    ImageParam in2(Int(32), 2, "in2");
+    Buffer<int32_t> input2(25, 16); // exactly what the aligned tiles read: x in [-3, 21], y in [0, 15]
+    input2.set_min({-3, 0});
+    fill_random(input2, seed + 2, -1000, 1000);
+    in2.set(input2);
+    Var y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    Func f("aligned_per_tile"), g("tiled");
+    f(x, y) = in2(x, y) * 2 + 1;
+    f(x, y) += in2(x + 1, y);
+    g(x, y) = f(x - 1, y) + f(x + 1, y + 1);
+    g.tile(x, y, xo, yo, xi, yi, 5, 3);
+    // Tile xo needs f at [5 xo - 1, 5 xo + 5]: from 4k + 1 to the point before the next 4k + 1.
+    f.compute_at(g, xo).align_bounds(x, 4, 1).bound_extent(y, 4);
+    Buffer<int32_t> result(17, 13);
+    Pipeline(g).realize(result);
+    auto fRef = [&](int a, int b) { return input2(a, b) * 2 + 1 + input2(a + 1, b); };
+    check_against(result, [&](const std::vector<int> &c) { return fRef(c[0] - 1, c[1]) + fRef(c[0] + 1, c[1] + 1); });
+  }
   SECTION("the output: bound_extent fixes the buffer's extent, align_bounds its alignment") {
     Func out("out");
     out(x) = in(x) * 2;
