@@ -748,20 +748,30 @@ TEST_CASE("RDom::where restricts an update to the points where its predicate hol
   SECTION("predicates that read the input, combined, in a histogram and an inline reduction") {
     Param<int> threshold("threshold");
     threshold.set(10);
-    Func hist("hist");
-    RDom r(in);
-    r.where(in(r.x, r.y) > threshold);
-    r.where(r.x % 2 == 0);
-    hist(x) = 0;
-    hist(clamp(in(r.x, r.y), 0, 99)) += 1;
-    Buffer<int32_t> h = Pipeline(hist).realize<int32_t>({100});
-    check_against(h, [&](const std::vector<int> &c) {
-      int count = 0;
-      for (int j = 0; j < 12; ++j)
-        for (int i = 0; i < 12; i += 2)
-          count += input(i, j) > 10 && std::clamp(input(i, j), 0, 99) == c[0];
-      return count;
-    });
+    RVar ro("ro"), ri("ri");
+    for (int schedule = 0; schedule < 4; ++schedule) {
+      INFO("schedule " << schedule);
+      Func hist("hist");
+      RDom r(in);
+      r.where(in(r.x, r.y) > threshold);
+      r.where(r.x % 2 == 0);
+      hist(x) = 0;
+      hist(clamp(in(r.x, r.y), 0, 99)) += 1;
+      if (schedule == 1)
+        hist.update().atomic().parallel(r.y);
+      if (schedule == 2)
+        hist.update().split(r.x, ro, ri, 4).unroll(ri);
+      if (schedule == 3)
+        hist.update().atomic().vectorize(r.x, 4);
+      Buffer<int32_t> h = Pipeline(hist).realize<int32_t>({100});
+      check_against(h, [&](const std::vector<int> &c) {
+        int count = 0;
+        for (int j = 0; j < 12; ++j)
+          for (int i = 0; i < 12; i += 2)
+            count += input(i, j) > 10 && std::clamp(input(i, j), 0, 99) == c[0];
+        return count;
+      });
+    }
     Func evens("sum_of_positive_evens");
     RDom s(0, 12);
     s.where(in(s, y) > 0);
