@@ -214,11 +214,11 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
   d.value = value;
   d.rdom = rdom;
   d.predicate = predicate;
-  if (rdom)
+  if (rdom) {
     rdom->used = true;
-  if (rdom)
     for (const ReductionVariable &rv : rdom->domain)
       d.schedule.dims.push_back({rv.var, ForType::Serial, true});
+  }
   for (size_t i = 0; i < args.size(); ++i)
     if (const auto *v = args[i].as<Variable>(); v && v->name == f->args[i])
       d.schedule.dims.push_back({v->name, ForType::Serial, false});
@@ -781,10 +781,13 @@ Func &Func::bound_extent(const Var &var, Expr extent) {
 
 Func &Func::align_bounds(const Var &var, Expr modulus, Expr remainder) {
   checkBoundVar(*Contents, "align_bounds", var, {modulus, remainder});
-  if (auto m = ir::as_const_int(ir::simplify(cast(Int(32), modulus))); m && *m <= 0)
-    throw CompileError("align_bounds of Func " + name() + "." + var.name() + ": the modulus must be positive, not " +
-                       std::to_string(*m));
-  Contents->bounds.push_back({var.name(), Expr(), Expr(), cast(Int(32), modulus), cast(Int(32), remainder)});
+  // A constant: the region's bounds divide by it.
+  Expr m = ir::simplify(cast(Int(32), modulus));
+  auto value = ir::as_const_int(m);
+  if (!value || *value <= 0)
+    throw CompileError("align_bounds of Func " + name() + "." + var.name() +
+                       ": the modulus must be a positive constant, not " + ir::to_string(m));
+  Contents->bounds.push_back({var.name(), Expr(), Expr(), m, cast(Int(32), remainder)});
   return *this;
 }
 

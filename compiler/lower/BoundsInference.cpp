@@ -122,28 +122,23 @@ Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume
   for (size_t i = 0; i < f.args.size(); ++i)
     if (const FunctionBound *b = findBound(f, f.args[i]))
       last[i] = {b->min, simplify(b->min + b->extent - 1)};
-    else if (hasRelativeBounds(f, f.args[i]))
-      last[i] = relativeRegion(f, f.args[i], required[i], nullptr);
   std::vector<Box> regions = stageRegions(f, last, funcValues);
 
   std::vector<std::pair<std::string, Expr>> lets;
   std::vector<Stmt> checks;
+  // bound_extent() and align_bounds() apply to what the consumers and the updates need; the last
+  // stage computes that region, earlier ones also what the updates read over it.
+  bool relative = false;
+  for (size_t i = 0; i < f.args.size(); ++i)
+    if (!findBound(f, f.args[i]) && hasRelativeBounds(f, f.args[i]) && required[i].is_bounded() &&
+        regions[0][i].is_bounded()) {
+      last[i] = relativeRegion(f, f.args[i], interval_union(required[i], regions[0][i]), &checks);
+      relative = true;
+    }
+  if (relative)
+    regions = stageRegions(f, last, funcValues);
   for (size_t i = 0; i < f.args.size(); ++i) {
     const std::string &v = f.args[i];
-    if (!findBound(f, v) && hasRelativeBounds(f, v) && required[i].is_bounded() && regions[0][i].is_bounded()) {
-      // Every stage computes the widened region; what the updates read over it must lie inside.
-      Interval r = relativeRegion(f, v, interval_union(required[i], regions[0][i]), &checks);
-      Box widened = last;
-      widened[i] = r;
-      Interval reads = stageRegions(f, widened, funcValues)[0][i];
-      if (reads.is_bounded())
-        checks.push_back(AssertStmt::make(LE::make(r.min, reads.min) && LE::make(reads.max, r.max),
-                                          "Func " + f.name + " computes [%, %] in " + v +
-                                              " (bound_extent, align_bounds) but its updates read [%, %]",
-                                          {r.min, r.max, reads.min, reads.max}));
-      for (Box &region : regions)
-        region[i] = r;
-    }
     if (const FunctionBound *b = findBound(f, v)) {
       // A bound fixes the region of every stage; what the consumers and the updates need must
       // lie inside it.

@@ -177,9 +177,9 @@ private:
       ParallelLoops.pop_back();
   }
   void visit(const ProducerConsumer *op) override {
-    if (op->is_producer && op->name == Name && Depth > 0 && !ParallelLoops.empty() && ParallelBetween.empty())
-      ParallelBetween = ParallelLoops.front();
     if (op->is_producer && op->name == Name) {
+      if (Depth > 0 && !ParallelLoops.empty() && ParallelBetween.empty())
+        ParallelBetween = ParallelLoops.front();
       // The Func's own loops may be parallel.
       std::vector<std::string> outer = std::move(ParallelLoops);
       ParallelLoops.clear();

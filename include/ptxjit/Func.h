@@ -216,8 +216,8 @@ public:
   /// Computes `extent` points of dimension `var` from the least its consumers need, and asserts at
   /// realize that they need no more: loops over it get a constant extent.
   Func &bound_extent(const Var &var, Expr extent);
-  /// Widens the region computed in dimension `var` to start at a multiple of `modulus` plus
-  /// `remainder` and to span a multiple of `modulus` points.
+  /// Widens the region computed in dimension `var` to start at a multiple of `modulus` (a positive
+  /// constant) plus `remainder` and to span a multiple of `modulus` points.
   Func &align_bounds(const Var &var, Expr modulus, Expr remainder = 0);
 
   // Where the Func is computed and stored. The default is inline for pure Funcs and root for

@@ -872,6 +872,27 @@ TEST_CASE("bound_extent and align_bounds fix or widen the region a Func computes
     Pipeline(out2).realize(r2);
     check_against(r2, [&](const std::vector<int> &c) { return narrow(c[0]) + 1; });
   }
+  SECTION("an aligned Func with a scan covers what the scan reads and writes") {
+    Func f("aligned_scan"), out("out");
+    RDom r(0, 5);
+    f(x) = in(x);
+    f(r) = f(r) + f(r - 1);
+    out(x) = f(x) * 2;
+    f.compute_root().align_bounds(x, 8);
+    Buffer<int32_t> window(24); // the scan reads f(-1) and out needs [0, 9]: aligned, [-8, 15]
+    window.set_min({-8});
+    fill_random(window, seed + 3, -1000, 1000);
+    in.set(window);
+    Buffer<int32_t> result = Pipeline(out).realize<int32_t>({10});
+    check_against(result, [&](const std::vector<int> &c) {
+      int value = window(c[0]);
+      if (c[0] <= 4)
+        for (int k = -1; k < c[0]; ++k)
+          value += window(k);
+      return value * 2;
+    });
+    in.set(input);
+  }
   SECTION("an intermediate with bound_extent computes that many points, and no fewer are needed") {
     Func f("fixed_extent"), out("out");
     f(x) = in(x) - 7;
@@ -928,7 +949,9 @@ TEST_CASE("bound_extent and align_bounds fix or widen the region a Func computes
   SECTION("errors") {
     Func f("f");
     f(x) = x;
-    CHECK_THROWS_WITH(f.align_bounds(x, 0), Catch::Contains("the modulus must be positive"));
+    CHECK_THROWS_WITH(f.align_bounds(x, 0), Catch::Contains("the modulus must be a positive constant, not 0"));
+    Param<int> modulus("modulus");
+    CHECK_THROWS_WITH(f.align_bounds(x, modulus), Catch::Contains("the modulus must be a positive constant, not modulus"));
     Var y("y");
     CHECK_THROWS_WITH(f.bound_extent(y, 4), Catch::Contains("y is not one of its arguments"));
   }
