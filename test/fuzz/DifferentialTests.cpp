@@ -35,6 +35,40 @@ void runSeeds(uint64_t first, int wanted, bool gpu, const std::string &target) {
 
 } // namespace
 
+// The compiler regroups signed 32-bit sums (`(a + 5) + r` as `(a + r) + 5`), as Halide's simplifier
+// does: a description is defined only when every regrouping stays in range (seed 680003243 had
+// ((f0 << 30) + 5) + r, right as written for f0 = 22, wrong once regrouped).
+TEST_CASE("The reference discards signed sums that overflow when regrouped", "[cpu][fuzz]") {
+  auto constant = [](int64_t v) {
+    Node n;
+    n.value = v;
+    return n;
+  };
+  auto binary = [](Node::Kind kind, Node a, Node b) {
+    Node n;
+    n.kind = kind;
+    n.children = {std::move(a), std::move(b)};
+    return n;
+  };
+  Node x;
+  x.kind = Node::Coord;
+  auto pipeline = [&](int shift) {
+    PipelineDesc p;
+    p.inputMin = {0};
+    p.inputExtent = {1};
+    p.outputMin = {0};
+    p.outputExtent = {4};
+    FuncDesc f;
+    Node shifted = binary(Node::Shl, constant(-1), constant(shift));
+    f.value = binary(Node::Add, binary(Node::Add, shifted, constant(5)), binary(Node::Sub, x, constant(4)));
+    f.level = 0;
+    p.funcs = {f};
+    return p;
+  };
+  CHECK(run_pipeline(pipeline(29), "host").outcome == Outcome::Pass);
+  CHECK(run_pipeline(pipeline(31), "host").outcome == Outcome::Discarded);
+}
+
 // PTXJIT_FUZZ_CASES sets how many (the sanitizer presets run fewer: they are ten times slower).
 TEST_CASE("Random pipelines match the reference on the host", "[cpu][fuzz]") {
   const char *cases = std::getenv("PTXJIT_FUZZ_CASES");

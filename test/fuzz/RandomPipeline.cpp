@@ -44,18 +44,25 @@ constexpr Scalar AllScalars[] = {Scalar::I8, Scalar::I16, Scalar::I32, Scalar::U
 struct Discard {};
 
 // A value of the reference: integers as int64_t within their type's range, floats as doubles that
-// are exactly floats.
+// are exactly floats. For a signed 32-bit value, `magnitude` bounds every regrouping of the sums
+// and products that computed it (zero: |i|): the compiler regroups them, as Halide's simplifier
+// does (`(a + 5) + b` as `(a + b) + 5`), so each regrouping must not overflow either.
 struct Value {
   int64_t i = 0;
   double f = 0;
+  uint64_t magnitude = 0;
 };
 
-Value intValue(Scalar t, __int128 v) {
+uint64_t magnitudeOf(const Value &v) {
+  return std::max(v.magnitude, v.i < 0 ? uint64_t(0) - uint64_t(v.i) : uint64_t(v.i));
+}
+
+Value intValue(Scalar t, __int128 v, uint64_t magnitude = 0) {
   const int bits = bitsOf(t);
   if (t == Scalar::I32) {
-    if (v < INT32_MIN || v > INT32_MAX)
+    if (v < INT32_MIN || v > INT32_MAX || magnitude > uint64_t(INT32_MAX))
       throw Discard{}; // signed 32-bit overflow is undefined
-    return {static_cast<int64_t>(v), 0};
+    return {static_cast<int64_t>(v), 0, magnitude};
   }
   uint64_t mask = (uint64_t(1) << bits) - 1;
   uint64_t u = static_cast<uint64_t>(v) & mask;
@@ -740,11 +747,11 @@ private:
       }
       switch (n.kind) {
       case Node::Add:
-        return intValue(t, __int128(a.i) + b.i);
+        return intValue(t, __int128(a.i) + b.i, magnitudeOf(a) + magnitudeOf(b));
       case Node::Sub:
-        return intValue(t, __int128(a.i) - b.i);
+        return intValue(t, __int128(a.i) - b.i, magnitudeOf(a) + magnitudeOf(b));
       case Node::Mul:
-        return intValue(t, __int128(a.i) * b.i);
+        return intValue(t, __int128(a.i) * b.i, magnitudeOf(a) * magnitudeOf(b));
       case Node::Div:
         return intValue(t, euclidDiv(a.i, b.i));
       default:
@@ -759,30 +766,44 @@ private:
       return {arg(0).i ^ arg(1).i, 0};
     case Node::Shl:
     case Node::Shr: {
-      // A negative amount shifts the other way; from the width up every bit is shifted out.
-      const int64_t a = arg(0).i, amount = arg(1).i;
+      // A negative amount shifts the other way; from the width up every bit is shifted out. A
+      // signed 32-bit left shift is a multiplication by 2^amount (as in Halide): it must not
+      // overflow.
+      const Value a = arg(0);
+      const int64_t amount = arg(1).i;
       const bool left = (n.kind == Node::Shl) == (amount >= 0);
-      const uint64_t magnitude = amount < 0 ? uint64_t(0) - uint64_t(amount) : uint64_t(amount);
-      if (magnitude >= uint64_t(bitsOf(t)))
-        return {left || a >= 0 ? 0 : -1, 0};
-      return left ? wrapped(t, uint64_t(a) << magnitude) : Value{a >> magnitude, 0};
+      const uint64_t distance = amount < 0 ? uint64_t(0) - uint64_t(amount) : uint64_t(amount);
+      if (distance >= uint64_t(bitsOf(t)))
+        return {left || a.i >= 0 ? 0 : -1, 0};
+      if (left && t == Scalar::I32)
+        return intValue(t, __int128(a.i) << distance, magnitudeOf(a) << distance);
+      return left ? wrapped(t, uint64_t(a.i) << distance) : Value{a.i >> distance, 0};
     }
     case Node::Min:
     case Node::Max: {
       Value a = arg(0), b = arg(1);
       bool first = isFloat(t) ? (a.f < b.f) == (n.kind == Node::Min) : (a.i < b.i) == (n.kind == Node::Min);
-      return first ? a : b;
+      Value chosen = first ? a : b;
+      chosen.magnitude = std::max(magnitudeOf(a), magnitudeOf(b));
+      return chosen;
     }
     case Node::Select: {
       Value a = arg(0), b = arg(1);
-      bool less = isFloat(n.children[0].type) ? a.f < b.f : a.i < b.i;
-      return less ? arg(2) : arg(3);
+      const Scalar compared = n.children[0].type;
+      // A comparison regroups too (`a + 5 < b` as `a < b - 5`).
+      if (compared == Scalar::I32)
+        intValue(compared, 0, magnitudeOf(a) + magnitudeOf(b));
+      bool less = isFloat(compared) ? a.f < b.f : a.i < b.i;
+      Value whenLess = arg(2), otherwise = arg(3);
+      Value chosen = less ? whenLess : otherwise;
+      chosen.magnitude = std::max(magnitudeOf(whenLess), magnitudeOf(otherwise));
+      return chosen;
     }
     case Node::Clamp: {
       Value v = arg(0);
       if (isFloat(t))
         return {0, std::clamp<double>(v.f, n.value / 4.0, n.high / 4.0)};
-      return {std::clamp<int64_t>(v.i, n.value, n.high), 0};
+      return {std::clamp<int64_t>(v.i, n.value, n.high), 0, magnitudeOf(v)};
     }
     case Node::Cast: {
       Value v = arg(0);
@@ -797,7 +818,9 @@ private:
     return {};
   }
 
-  Value add(Scalar t, Value a, Value b) const { return isFloat(t) ? floatValue(a.f + b.f) : intValue(t, __int128(a.i) + b.i); }
+  Value add(Scalar t, Value a, Value b) const {
+    return isFloat(t) ? floatValue(a.f + b.f) : intValue(t, __int128(a.i) + b.i, magnitudeOf(a) + magnitudeOf(b));
+  }
 
   void forEach(const Box &b, const std::function<void(std::vector<int64_t> &)> &body) const {
     std::vector<int64_t> c(P.dims);

@@ -7,9 +7,11 @@
 // plain reference evaluator of the same description.
 //
 // The reference defines the meaning, as Halide does: integers narrower than 32 bits and unsigned
-// ones wrap; signed 32-bit overflow is undefined, so a description whose reference overflows is
-// discarded, as is one whose float arithmetic rounds (floats then compare exactly, whatever FMA
-// contraction or reassociation the compiler chose) or converts an out-of-range float.
+// ones wrap; signed 32-bit overflow is undefined, in the sums and products as written and in every
+// regrouping of them the compiler may choose (a left shift is a product by a power of two), so a
+// description whose reference may overflow is discarded, as is one whose float arithmetic rounds
+// (floats then compare exactly, whatever FMA contraction or reassociation the compiler chose) or
+// converts an out-of-range float.
 
 #include <cstdint>
 #include <optional>
