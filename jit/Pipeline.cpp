@@ -126,7 +126,9 @@ void Func::compile_to_lowered_stmt(const std::string &filename, const Target &ta
 namespace {
 
 // One realize with its merged handlers; every failure is a RuntimeError (or CompileError).
-void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCall &call, RawBuffer &output) {
+// `outputs`: one buffer for each of the output's values.
+void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCall &call,
+                 llvm::ArrayRef<RawBuffer *> outputs) {
   std::shared_ptr<const PipelineContents::Compiled> compiled;
   {
     std::lock_guard<std::mutex> lock(contents.Mutex);
@@ -138,12 +140,22 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
     compiled = contents.Current;
   }
   const FunctionContents &f = *contents.Output;
-  if (output.dimensions() != static_cast<int>(f.args.size()))
-    throw RuntimeError("output buffer of Func " + f.name + " has " + std::to_string(output.dimensions()) +
-                       " dimensions, but " + f.name + " has " + std::to_string(f.args.size()));
-  if (Type(static_cast<Type::Code>(output.type().code), output.type().bits) != f.type)
-    throw RuntimeError("output buffer of Func " + f.name + " has type " + typeName(output.type()) + ", but " +
-                       f.name + " has type " + to_string(f.type));
+  if (outputs.size() != f.types.size())
+    throw RuntimeError("Func " + f.name + " has " + std::to_string(f.types.size()) + " value" +
+                       (f.types.size() == 1 ? "" : "s") + " but is realized into " + std::to_string(outputs.size()) +
+                       " buffer" + (outputs.size() == 1 ? "" : "s"));
+  for (size_t v = 0; v < outputs.size(); ++v) {
+    const RawBuffer &output = *outputs[v];
+    const std::string which = outputs.size() == 1 ? "" : " " + std::to_string(v);
+    if (output.dimensions() != static_cast<int>(f.args.size()))
+      throw RuntimeError("output buffer" + which + " of Func " + f.name + " has " +
+                         std::to_string(output.dimensions()) + " dimensions, but " + f.name + " has " +
+                         std::to_string(f.args.size()));
+    if (Type(static_cast<Type::Code>(output.type().code), output.type().bits) != f.types[v])
+      throw RuntimeError("output buffer" + which + " of Func " + f.name + " has type " + typeName(output.type()) +
+                         ", but " + f.name + (outputs.size() == 1 ? "" : " value" + which) + " has type " +
+                         to_string(f.types[v]));
+  }
 
   // Per-call descriptors and scalar values: concurrent realizes share nothing they write, and
   // a pipeline of up to 16 arguments allocates nothing here.
@@ -152,11 +164,12 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
   llvm::SmallVector<uint64_t, 16> scalars(arguments.size());
   llvm::SmallVector<void *, 16> args(arguments.size());
   bool needsStaging = false;
+  size_t nextOutput = 0;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const lower::LoweredArgument &a = arguments[i];
     switch (a.kind) {
     case lower::LoweredArgument::OutputBuffer:
-      buffers[i] = output.descriptor();
+      buffers[i] = outputs[nextOutput++]->descriptor();
       args[i] = &buffers[i];
       break;
     case lower::LoweredArgument::InputBuffer:
@@ -201,24 +214,30 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
     if (result != 0)
       throw failure("error code " + std::to_string(result));
     if (compiled->Code->device_code())
-      output.set_device_dirty(true);
+      for (RawBuffer *output : outputs)
+        output->set_device_dirty(true);
     return;
   }
-  // Buffers without a device copy of the caller's get one for the length of the call.
+  // Buffers without a device copy of the caller's get one for the length of the call. The output
+  // buffers are the first arguments.
   try {
     runtime::cuda::ScopedContext scoped(&call.Runtime);
     runtime::cuda::BufferStaging staging(&call.Runtime, scoped);
-    bool outputStaged = buffers[0].device == 0;
+    std::vector<bool> outputStaged;
+    for (size_t v = 0; v < outputs.size(); ++v)
+      outputStaged.push_back(buffers[v].device == 0);
     for (size_t i = 0; i < arguments.size(); ++i)
       if (arguments[i].kind != lower::LoweredArgument::Scalar && buffers[i].device == 0)
         staging.stage(&buffers[i], arguments[i].name, arguments[i].kind == lower::LoweredArgument::InputBuffer);
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());
     if (result != 0)
       throw failure("error code " + std::to_string(result));
-    if (outputStaged)
-      staging.download(&buffers[0], f.name);
-    else
-      output.set_device_dirty(true);
+    for (size_t v = 0; v < outputs.size(); ++v) {
+      if (outputStaged[v])
+        staging.download(&buffers[v], arguments[v].name);
+      else
+        outputs[v]->set_device_dirty(true);
+    }
   } catch (const RuntimeError &e) {
     throw failure(e.what()); // the handler's first message is the most specific
   }
@@ -226,16 +245,35 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
 
 } // namespace
 
-void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
-  jit::RealizeCall call(context, Contents->Handlers);
+namespace {
+
+void realizeReporting(Pipeline &pipeline, PipelineContents &contents, JITUserContext *context,
+                      llvm::ArrayRef<RawBuffer *> outputs) {
+  jit::RealizeCall call(context, contents.Handlers);
   try {
-    realizeWith(*this, *Contents, call, output);
+    realizeWith(pipeline, contents, call, outputs);
   } catch (const std::exception &e) {
     // Failures the runtime reported went to the error handler already; the others go now.
     if (call.first_error().empty())
       call.Runtime.error(call.Runtime.user_context, e.what());
     throw;
   }
+}
+
+} // namespace
+
+void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
+  RawBuffer *outputs[] = {&output};
+  realizeReporting(*this, *Contents, context, outputs);
+}
+
+void Pipeline::realize(JITUserContext *context, const std::vector<RawBuffer> &outputs) {
+  // Handles sharing the caller's buffers (their dirty flags too).
+  std::vector<RawBuffer> handles = outputs;
+  llvm::SmallVector<RawBuffer *, 4> pointers;
+  for (RawBuffer &handle : handles)
+    pointers.push_back(&handle);
+  realizeReporting(*this, *Contents, context, pointers);
 }
 
 bool host_supports_target_device(const Target &target, std::string *why) {

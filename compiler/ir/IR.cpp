@@ -192,12 +192,13 @@ Expr Broadcast::make(Expr value, int lanes) {
 }
 
 Expr Call::make(Type t, const std::string &name, std::vector<Expr> args, CallType call_type,
-                std::shared_ptr<FunctionContents> func, std::shared_ptr<ParameterContents> param) {
+                std::shared_ptr<FunctionContents> func, std::shared_ptr<ParameterContents> param, int value_index) {
   for (const Expr &arg : args)
     checkDefined(arg, "Call", "argument");
   auto *c = new Call(t, name, std::move(args), call_type);
   c->func = std::move(func);
   c->param = std::move(param);
+  c->value_index = value_index;
   return Expr(c);
 }
 
@@ -280,11 +281,13 @@ Stmt Store::make(const std::string &name, Expr value, Expr index, bool atomic) {
   return Stmt(s);
 }
 
-Stmt Provide::make(const std::string &name, Expr value, std::vector<Expr> args, bool atomic) {
-  checkDefined(value, "Provide", "value");
+Stmt Provide::make(const std::string &name, std::vector<Expr> values, std::vector<Expr> args, bool atomic) {
+  PTXJIT_INTERNAL_ASSERT(!values.empty(), "Provide without values");
+  for (const Expr &value : values)
+    checkDefined(value, "Provide", "value");
   auto *s = new Provide;
   s->name = name;
-  s->value = std::move(value);
+  s->values = std::move(values);
   s->args = std::move(args);
   s->atomic = atomic;
   return Stmt(s);
@@ -301,11 +304,12 @@ Stmt Allocate::make(const std::string &name, Type type, std::vector<Expr> extent
   return Stmt(s);
 }
 
-Stmt Realize::make(const std::string &name, Type type, Region bounds, Stmt body, MemoryType memory) {
+Stmt Realize::make(const std::string &name, std::vector<Type> types, Region bounds, Stmt body, MemoryType memory) {
   PTXJIT_INTERNAL_ASSERT(body.defined(), "Realize with undefined body");
+  PTXJIT_INTERNAL_ASSERT(!types.empty(), "Realize without types");
   auto *s = new Realize;
   s->name = name;
-  s->type = type;
+  s->types = std::move(types);
   s->bounds = std::move(bounds);
   s->memory = memory;
   s->body = std::move(body);

@@ -162,9 +162,11 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
   CallType call_type;
   std::shared_ptr<FunctionContents> func;
   std::shared_ptr<ParameterContents> param;
+  /// Which value of a Func of several (a Tuple) the call reads.
+  int value_index = 0;
   static Expr make(Type t, const std::string &name, std::vector<Expr> args, CallType call_type,
                    std::shared_ptr<FunctionContents> func = nullptr,
-                   std::shared_ptr<ParameterContents> param = nullptr);
+                   std::shared_ptr<ParameterContents> param = nullptr, int value_index = 0);
 };
 
 struct Let : ExprNode<Let, IRNodeType::Let> {
@@ -224,12 +226,14 @@ struct Store : StmtNode<Store, IRNodeType::Store> {
 };
 
 /// A multi-dimensional store to a Func, before storage flattening.
+/// Stores the values of a Func (several for a Tuple) at a point; every value is computed before
+/// any is stored.
 struct Provide : StmtNode<Provide, IRNodeType::Provide> {
   std::string name;
-  Expr value;
+  std::vector<Expr> values;
   std::vector<Expr> args;
   bool atomic = false;
-  static Stmt make(const std::string &name, Expr value, std::vector<Expr> args, bool atomic = false);
+  static Stmt make(const std::string &name, std::vector<Expr> values, std::vector<Expr> args, bool atomic = false);
 };
 
 /// Flat storage of `type`, `extents` multiplied, live for `body`.
@@ -243,14 +247,15 @@ struct Allocate : StmtNode<Allocate, IRNodeType::Allocate> {
                    MemoryType memory = MemoryType::Auto);
 };
 
-/// Multi-dimensional storage for a Func over `bounds`, before storage flattening.
+/// Multi-dimensional storage for a Func over `bounds`, before storage flattening: one buffer for
+/// each of its values' types.
 struct Realize : StmtNode<Realize, IRNodeType::Realize> {
   std::string name;
-  Type type;
+  std::vector<Type> types;
   Region bounds;
   MemoryType memory = MemoryType::Auto;
   Stmt body;
-  static Stmt make(const std::string &name, Type type, Region bounds, Stmt body,
+  static Stmt make(const std::string &name, std::vector<Type> types, Region bounds, Stmt body,
                    MemoryType memory = MemoryType::Auto);
 };
 

@@ -81,6 +81,7 @@ private:
   void visit(const Call *op) override {
     addName(op->name);
     addRaw(op->call_type);
+    addRaw(op->value_index);
     addRaw(static_cast<uint32_t>(op->args.size()));
     for (const Expr &arg : op->args)
       add(arg);
@@ -123,7 +124,9 @@ private:
   void visit(const Provide *op) override {
     addName(op->name);
     addRaw(op->atomic);
-    add(op->value);
+    addRaw(static_cast<uint32_t>(op->values.size()));
+    for (const Expr &value : op->values)
+      add(value);
     addRaw(static_cast<uint32_t>(op->args.size()));
     for (const Expr &arg : op->args)
       add(arg);
@@ -139,7 +142,9 @@ private:
   }
   void visit(const Realize *op) override {
     addName(op->name);
-    addType(op->type);
+    addRaw(static_cast<uint32_t>(op->types.size()));
+    for (const Type &t : op->types)
+      addType(t);
     addRaw(op->memory);
     addRaw(static_cast<uint32_t>(op->bounds.size()));
     for (const Range &r : op->bounds) {

@@ -106,7 +106,7 @@ Expr IRMutator::visit(const Call *op) {
   }
   if (!changed)
     return Expr(op);
-  return Call::make(op->type, op->name, std::move(args), op->call_type, op->func, op->param);
+  return Call::make(op->type, op->name, std::move(args), op->call_type, op->func, op->param, op->value_index);
 }
 
 Expr IRMutator::visit(const Let *op) {
@@ -156,14 +156,18 @@ Stmt IRMutator::visit(const Store *op) {
 }
 
 Stmt IRMutator::visit(const Provide *op) {
-  Expr value = mutate(op->value);
-  bool changed = !value.same_as(op->value);
+  bool changed = false;
+  std::vector<Expr> values;
+  for (const Expr &value : op->values) {
+    values.push_back(mutate(value));
+    changed = changed || !values.back().same_as(value);
+  }
   std::vector<Expr> args;
   for (const Expr &arg : op->args) {
     args.push_back(mutate(arg));
     changed = changed || !args.back().same_as(arg);
   }
-  return changed ? Provide::make(op->name, value, std::move(args), op->atomic) : Stmt(op);
+  return changed ? Provide::make(op->name, std::move(values), std::move(args), op->atomic) : Stmt(op);
 }
 
 Stmt IRMutator::visit(const Allocate *op) {
@@ -187,7 +191,7 @@ Stmt IRMutator::visit(const Realize *op) {
   }
   Stmt body = mutate(op->body);
   changed = changed || !body.same_as(op->body);
-  return changed ? Realize::make(op->name, op->type, std::move(bounds), body, op->memory) : Stmt(op);
+  return changed ? Realize::make(op->name, op->types, std::move(bounds), body, op->memory) : Stmt(op);
 }
 
 Stmt IRMutator::visit(const Block *op) {

@@ -133,6 +133,8 @@ private:
       binary(op->args[0], it->second, op->args[1]);
     } else {
       function(op->name.c_str(), op->args);
+      if (op->value_index != 0)
+        Out << "[" << op->value_index << "]";
     }
   }
   void visit(const Let *op) override {
@@ -184,7 +186,16 @@ private:
       Out << "atomic ";
     function(op->name.c_str(), op->args);
     Out << " = ";
-    print(op->value);
+    if (op->values.size() == 1) {
+      print(op->values[0]);
+    } else {
+      Out << "{";
+      for (size_t i = 0; i < op->values.size(); ++i) {
+        Out << (i ? ", " : "");
+        print(op->values[i]);
+      }
+      Out << "}";
+    }
     Out << "\n";
   }
   void visit(const Allocate *op) override {

@@ -70,7 +70,8 @@ void IRVisitor::visit(const Store *op) {
   op->index.accept(this);
 }
 void IRVisitor::visit(const Provide *op) {
-  op->value.accept(this);
+  for (const Expr &value : op->values)
+    value.accept(this);
   for (const Expr &arg : op->args)
     arg.accept(this);
 }

@@ -48,7 +48,7 @@ private:
     Expr e = IRMutator::visit(op);
     const auto *call = e.as<Call>();
     if (call->call_type == Call::Halide && call->func.get() == Self)
-      return Call::make(call->type, call->name, call->args, Call::Halide);
+      return Call::make(call->type, call->name, call->args, Call::Halide, nullptr, nullptr, call->value_index);
     return e;
   }
 };
@@ -98,7 +98,7 @@ bool callsTransitively(const std::shared_ptr<FunctionContents> &from, const Func
   std::vector<Expr> exprs;
   for (int s = 0; s < from->num_stages(); ++s) {
     const Definition &d = from->stage(s);
-    exprs.push_back(d.value);
+    exprs.insert(exprs.end(), d.values.begin(), d.values.end());
     exprs.insert(exprs.end(), d.args.begin(), d.args.end());
   }
   for (const Expr &e : exprs)
@@ -122,12 +122,23 @@ Expr integerArgument(Expr arg, const std::string &func, size_t i) {
   return cast(Int(32), arg);
 }
 
-void definePure(FunctionContents &f, const std::vector<Expr> &args, Expr value) {
-  value = common_subexpression_elimination(value, f.name + ".s0");
+// The prefix of the lets that common subexpression elimination makes in value `i` of a stage.
+std::string letPrefix(const std::string &stageName, size_t i, size_t count) {
+  return count == 1 ? stageName : stageName + ".v" + std::to_string(i);
+}
+
+void definePure(FunctionContents &f, const std::vector<Expr> &args, std::vector<Expr> values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!values[i].defined())
+      throw CompileError("Func " + f.name + " defined with an undefined Expr");
+    if (values[i].type().is_vector())
+      throw CompileError("Func " + f.name + " defined with a vector value");
+    values[i] = common_subexpression_elimination(values[i], letPrefix(f.name + ".s0", i, values.size()));
+  }
   std::vector<std::string> names;
   for (const Expr &arg : args)
     names.push_back(arg.as<Variable>()->name);
-  for (const FreeVariable &v : freeVariables({value})) {
+  for (const FreeVariable &v : freeVariables(values)) {
     if (v.rdom)
       throw CompileError("Func " + f.name + ": the pure definition uses RVar " + v.name +
                          "; reductions belong in update definitions");
@@ -136,31 +147,46 @@ void definePure(FunctionContents &f, const std::vector<Expr> &args, Expr value) 
                          ", which is not one of its arguments (" + joinNames(names) + ")");
   }
   f.args = names;
-  f.type = value.type();
+  f.types.clear();
+  for (const Expr &value : values)
+    f.types.push_back(value.type());
   f.init.args = args;
-  f.init.value = value;
+  f.init.values = values;
   for (const std::string &n : names)
     f.init.schedule.dims.push_back({n, ForType::Serial, false});
 }
 
-void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> args, Expr value) {
+void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> args, std::vector<Expr> values) {
   const std::string stageName = f->name + ".s" + std::to_string(f->updates.size() + 1);
-  value = common_subexpression_elimination(value, stageName);
+  if (values.size() != f->types.size())
+    throw CompileError("Func " + f->name + " has " + std::to_string(f->types.size()) + " value" +
+                       (f->types.size() == 1 ? "" : "s") + " but update " + stageName + " gives " +
+                       std::to_string(values.size()));
   if (args.size() != f->args.size())
     throw CompileError("Func " + f->name + " has " + std::to_string(f->args.size()) +
                        " dimensions but update " + stageName + " gives " + std::to_string(args.size()) + " arguments");
   for (size_t i = 0; i < args.size(); ++i)
     args[i] = integerArgument(args[i], f->name, i);
-  if (value.type() != f->type) {
-    bool literal = (value.as<IntImm>() && value.type() == Int(32)) || value.as<FloatImm>();
-    if (!literal)
-      throw CompileError("Func " + f->name + " has type " + to_string(f->type) + " but update " + stageName +
-                         " has type " + to_string(value.type()) + "; cast the value");
-    value = cast(f->type, value);
+  for (size_t i = 0; i < values.size(); ++i) {
+    Expr &value = values[i];
+    if (!value.defined())
+      throw CompileError("Func " + f->name + " updated with an undefined Expr");
+    if (value.type().is_vector())
+      throw CompileError("Func " + f->name + " defined with a vector value");
+    value = common_subexpression_elimination(value, letPrefix(stageName, i, values.size()));
+    const Type type = f->types[i];
+    if (value.type() != type) {
+      bool literal = (value.as<IntImm>() && value.type() == Int(32)) || value.as<FloatImm>();
+      const std::string which = values.size() == 1 ? "" : " value " + std::to_string(i);
+      if (!literal)
+        throw CompileError("Func " + f->name + which + " has type " + to_string(type) + " but update " + stageName +
+                           which + " has type " + to_string(value.type()) + "; cast the value");
+      value = cast(type, value);
+    }
   }
 
   std::vector<Expr> all = args;
-  all.push_back(value);
+  all.insert(all.end(), values.begin(), values.end());
   std::shared_ptr<ReductionDomainContents> rdom;
   auto checkFreeVariables = [&](const std::vector<Expr> &exprs) {
     for (const FreeVariable &v : freeVariables(exprs)) {
@@ -198,7 +224,8 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
   DropSelfReferences dropSelf(f.get());
   for (Expr &arg : args)
     arg = dropSelf.mutate(arg);
-  value = dropSelf.mutate(value);
+  for (Expr &value : values)
+    value = dropSelf.mutate(value);
   if (predicate.defined())
     predicate = dropSelf.mutate(predicate);
   for (const Expr &e : all)
@@ -211,7 +238,7 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
 
   Definition d;
   d.args = args;
-  d.value = value;
+  d.values = values;
   d.rdom = rdom;
   d.predicate = predicate;
   if (rdom) {
@@ -226,6 +253,10 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
 }
 
 } // namespace
+
+std::string value_buffer_name(const std::string &func, int index, size_t count) {
+  return count == 1 ? func : func + "." + std::to_string(index);
+}
 
 std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e) {
   CalledFunctions finder;
@@ -268,42 +299,41 @@ FuncRef::FuncRef(std::shared_ptr<FunctionContents> function, std::vector<Expr> a
       throw CompileError("argument " + std::to_string(i) + " of Func " + Function->name + " is undefined");
 }
 
-FuncRef &FuncRef::operator=(Expr value) {
-  if (!value.defined())
-    throw CompileError("Func " + Function->name + " defined with an undefined Expr");
-  if (value.type().is_vector())
-    throw CompileError("Func " + Function->name + " defined with a vector value");
-  const int dimensions = Function->defined() ? static_cast<int>(Function->args.size()) : -1;
-  const std::vector<Expr> args = expand_implicit_lhs(Args, value, dimensions, Function->name);
-  if (!Function->defined()) {
-    std::set<std::string> seen;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const auto *v = args[i].as<Variable>();
-      if (!v || v->param || v->reduction_domain || !seen.insert(v->name).second)
-        throw CompileError("Func " + Function->name + ": the first definition must be pure, with distinct Vars as " +
-                           "arguments, but argument " + std::to_string(i) + " is " + ir::to_string(args[i]));
-    }
-    definePure(*Function, args, value);
-  } else {
-    defineUpdate(Function, args, value);
+namespace {
+
+// Defines f(args) = values: the pure definition when f is undefined, an update otherwise.
+void define(const std::shared_ptr<FunctionContents> &f, const std::vector<Expr> &lhs, const std::vector<Expr> &values) {
+  for (const Expr &value : values)
+    if (!value.defined())
+      throw CompileError("Func " + f->name + " defined with an undefined Expr");
+  const int dimensions = f->defined() ? static_cast<int>(f->args.size()) : -1;
+  const std::vector<Expr> args = expand_implicit_lhs(lhs, values, dimensions, f->name);
+  if (f->defined()) {
+    defineUpdate(f, args, values);
+    return;
   }
-  return *this;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto *v = args[i].as<Variable>();
+    if (!v || v->param || v->reduction_domain || !seen.insert(v->name).second)
+      throw CompileError("Func " + f->name + ": the first definition must be pure, with distinct Vars as " +
+                         "arguments, but argument " + std::to_string(i) + " is " + ir::to_string(args[i]));
+  }
+  definePure(*f, args, values);
 }
 
-FuncRef &FuncRef::operator=(const FuncRef &other) { return *this = Expr(other); }
-
-namespace {
-// `f(args) op= value`: an undefined f first gets the pure definition f(...) = identity, over
+// `f(args) op= values`: an undefined f first gets the pure definition f(...) = identity, over
 // the update's own Vars where its arguments are distinct Vars (so that the update may use them
 // as pure dimensions), and over implicit ones elsewhere, as in Halide.
 template <typename Op>
 FuncRef &compoundAssign(FuncRef &ref, const std::shared_ptr<FunctionContents> &f, const std::vector<Expr> &args,
-                        Expr value, int64_t identity, Op op) {
-  if (!value.defined())
-    throw CompileError("Func " + f->name + " updated with an undefined Expr");
+                        const std::vector<Expr> &values, int64_t identity, Op op) {
+  for (const Expr &value : values)
+    if (!value.defined())
+      throw CompileError("Func " + f->name + " updated with an undefined Expr");
   if (!f->defined()) {
     // f(_) += g(_): the implicit Vars the value uses.
-    const std::vector<Expr> expanded = expand_implicit_lhs(args, value, -1, f->name);
+    const std::vector<Expr> expanded = expand_implicit_lhs(args, values, -1, f->name);
     std::vector<Expr> vars;
     std::set<std::string> seen;
     for (size_t i = 0; i < expanded.size(); ++i) {
@@ -313,38 +343,84 @@ FuncRef &compoundAssign(FuncRef &ref, const std::shared_ptr<FunctionContents> &f
       else
         vars.push_back(Var(f->name + "._" + std::to_string(i)));
     }
-    FuncRef(f, vars) = make_const(value.type(), identity);
+    std::vector<Expr> identities;
+    for (const Expr &value : values)
+      identities.push_back(make_const(value.type(), identity));
+    define(f, vars, identities);
   }
-  Expr current = Expr(ref);
-  return ref = op(current, value);
+  if (values.size() != f->types.size())
+    throw CompileError("Func " + f->name + " has " + std::to_string(f->types.size()) + " value" +
+                       (f->types.size() == 1 ? "" : "s") + " but is updated with " + std::to_string(values.size()));
+  std::vector<Expr> updated;
+  for (size_t i = 0; i < values.size(); ++i)
+    updated.push_back(op(ref[static_cast<int>(i)], values[i]));
+  define(f, args, updated);
+  return ref;
 }
+
+const auto Plus = [](Expr a, Expr b) { return a + b; };
+const auto Minus = [](Expr a, Expr b) { return a - b; };
+const auto Times = [](Expr a, Expr b) { return a * b; };
+const auto Divided = [](Expr a, Expr b) { return a / b; };
+
 } // namespace
 
-FuncRef &FuncRef::operator+=(Expr v) {
-  return compoundAssign(*this, Function, Args, v, 0, [](Expr a, Expr b) { return a + b; });
+FuncRef &FuncRef::operator=(Expr value) {
+  define(Function, Args, {std::move(value)});
+  return *this;
 }
-FuncRef &FuncRef::operator-=(Expr v) {
-  return compoundAssign(*this, Function, Args, v, 0, [](Expr a, Expr b) { return a - b; });
+
+FuncRef &FuncRef::operator=(const Tuple &values) {
+  define(Function, Args, values.as_vector());
+  return *this;
 }
-FuncRef &FuncRef::operator*=(Expr v) {
-  return compoundAssign(*this, Function, Args, v, 1, [](Expr a, Expr b) { return a * b; });
-}
-FuncRef &FuncRef::operator/=(Expr v) {
-  return compoundAssign(*this, Function, Args, v, 1, [](Expr a, Expr b) { return a / b; });
+
+FuncRef &FuncRef::operator=(const FuncRef &other) { return *this = Tuple(other); }
+
+FuncRef &FuncRef::operator+=(Expr v) { return compoundAssign(*this, Function, Args, {std::move(v)}, 0, Plus); }
+FuncRef &FuncRef::operator-=(Expr v) { return compoundAssign(*this, Function, Args, {std::move(v)}, 0, Minus); }
+FuncRef &FuncRef::operator*=(Expr v) { return compoundAssign(*this, Function, Args, {std::move(v)}, 1, Times); }
+FuncRef &FuncRef::operator/=(Expr v) { return compoundAssign(*this, Function, Args, {std::move(v)}, 1, Divided); }
+FuncRef &FuncRef::operator+=(const Tuple &v) { return compoundAssign(*this, Function, Args, v.as_vector(), 0, Plus); }
+FuncRef &FuncRef::operator-=(const Tuple &v) { return compoundAssign(*this, Function, Args, v.as_vector(), 0, Minus); }
+FuncRef &FuncRef::operator*=(const Tuple &v) { return compoundAssign(*this, Function, Args, v.as_vector(), 1, Times); }
+FuncRef &FuncRef::operator/=(const Tuple &v) {
+  return compoundAssign(*this, Function, Args, v.as_vector(), 1, Divided);
 }
 
 FuncRef::operator Expr() const {
+  if (Function->defined() && Function->types.size() > 1)
+    throw CompileError("Func " + Function->name + " has " + std::to_string(Function->types.size()) +
+                       " values (a Tuple): call one of them, " + Function->name + "(...)[i]");
+  return (*this)[0];
+}
+
+size_t FuncRef::size() const {
   if (!Function->defined())
     throw CompileError("Func " + Function->name + " is called before it is defined");
+  return Function->types.size();
+}
+
+Expr FuncRef::operator[](int i) const {
+  if (!Function->defined())
+    throw CompileError("Func " + Function->name + " is called before it is defined");
+  if (i < 0 || static_cast<size_t>(i) >= Function->types.size())
+    throw CompileError("Func " + Function->name + " has " + std::to_string(Function->types.size()) + " value" +
+                       (Function->types.size() == 1 ? "" : "s") + ", not a value " + std::to_string(i));
   const std::vector<Expr> given = expand_implicit_call_args(Args, static_cast<int>(Function->args.size()),
                                                             "Func " + Function->name);
   if (given.size() != Function->args.size())
     throw CompileError("Func " + Function->name + " has " + std::to_string(Function->args.size()) +
                        " dimensions but is called with " + std::to_string(given.size()) + " arguments");
   std::vector<Expr> args;
-  for (size_t i = 0; i < given.size(); ++i)
-    args.push_back(integerArgument(given[i], Function->name, i));
-  return Call::make(Function->type, Function->name, std::move(args), Call::Halide, Function);
+  for (size_t k = 0; k < given.size(); ++k)
+    args.push_back(integerArgument(given[k], Function->name, k));
+  return Call::make(Function->types[i], Function->name, std::move(args), Call::Halide, Function, nullptr, i);
+}
+
+Tuple::Tuple(const FuncRef &call) : Values() {
+  for (size_t i = 0; i < call.size(); ++i)
+    Values.push_back(call[static_cast<int>(i)]);
 }
 
 // ---- Stage ----
@@ -601,7 +677,10 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
 Stage &Stage::atomic() {
   if (Index == 0)
     throw CompileError("atomic() of " + name() + ": only update definitions can be atomic");
-  if (Function->type.is_bool())
+  if (Function->types.size() > 1)
+    throw CompileError("atomic() of " + name() + ": atomic updates of Funcs of several values (Tuples) are not "
+                       "supported");
+  if (Function->types[0].is_bool())
     throw CompileError("atomic() of " + name() + ": atomic updates of bool Funcs are not supported");
   Definition &d = Function->stage(Index);
   for (const Expr &arg : d.args)
@@ -611,8 +690,8 @@ Stage &Stage::atomic() {
   // One atomic read-modify-write covers the point updated and nothing else: every read of the
   // Func must be of that point (the value's common subexpressions are lets around it).
   std::map<std::string, Expr> lets;
-  peel_lets(d.value, lets);
-  for (const std::vector<Expr> &args : calls_to(Function->name, d.value))
+  peel_lets(d.values[0], lets);
+  for (const std::vector<Expr> &args : calls_to(Function->name, d.values[0]))
     for (size_t i = 0; i < d.args.size(); ++i)
       if (!equal(simplify(substitute(lets, args[i])), simplify(d.args[i])))
         throw CompileError("atomic() of " + name() + ": the value reads " + Function->name +
@@ -635,10 +714,17 @@ const std::string &Func::name() const { return Contents->name; }
 bool Func::defined() const { return Contents->defined(); }
 int Func::dimensions() const { return static_cast<int>(Contents->args.size()); }
 Type Func::type() const {
+  if (types().size() > 1)
+    throw CompileError("Func " + name() + " has " + std::to_string(Contents->types.size()) +
+                       " values (a Tuple): ask for its types()");
+  return Contents->types[0];
+}
+std::vector<Type> Func::types() const {
   if (!defined())
     throw CompileError("Func " + name() + " has no type: it is not defined");
-  return Contents->type;
+  return Contents->types;
 }
+int Func::outputs() const { return static_cast<int>(types().size()); }
 std::vector<Var> Func::args() const {
   std::vector<Var> vars;
   for (const std::string &a : Contents->args)

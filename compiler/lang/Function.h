@@ -59,7 +59,8 @@ struct Specialization {
 
 struct Definition {
   std::vector<Expr> args;
-  Expr value;
+  /// One value, or those of a Tuple.
+  std::vector<Expr> values;
   std::shared_ptr<ReductionDomainContents> rdom;
   /// The RDom's predicate when the update was defined: the update runs where it holds.
   Expr predicate;
@@ -91,7 +92,8 @@ struct FunctionBound {
 struct FunctionContents {
   std::string name;
   std::vector<std::string> args;
-  Type type;
+  /// One type, or those of a Tuple's values.
+  std::vector<Type> types;
   Definition init;
   std::vector<Definition> updates;
   LoopLevel compute_level, store_level;
@@ -99,7 +101,7 @@ struct FunctionContents {
   std::vector<FunctionBound> bounds;
   MemoryType memory_type = MemoryType::Auto;
 
-  bool defined() const { return init.value.defined(); }
+  bool defined() const { return !init.values.empty(); }
   /// Stage 0 is the pure definition; stage i > 0 is update i - 1.
   Definition &stage(int i) { return i == 0 ? init : updates.at(i - 1); }
   const Definition &stage(int i) const { return i == 0 ? init : updates.at(i - 1); }
@@ -108,6 +110,10 @@ struct FunctionContents {
   LoopLevel computed_at() const;
   LoopLevel stored_at() const;
 };
+
+/// The buffer that holds value `index` of a Func named `func` of `count` values: the Func's own
+/// name for one value, "func.index" for each of a Tuple's.
+std::string value_buffer_name(const std::string &func, int index, size_t count);
 
 /// The Funcs called by `e`, other than through self-references.
 std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e);

@@ -65,7 +65,7 @@ std::vector<Expr> expand_implicit_call_args(std::vector<Expr> args, int dimensio
   return replacePlaceholder(std::move(args), at, count);
 }
 
-std::vector<Expr> expand_implicit_lhs(std::vector<Expr> args, const Expr &value, int dimensions,
+std::vector<Expr> expand_implicit_lhs(std::vector<Expr> args, const std::vector<Expr> &values, int dimensions,
                                       const std::string &func) {
   const size_t at = placeholderIndex(args, "the definition of " + func);
   if (at == args.size())
@@ -73,7 +73,8 @@ std::vector<Expr> expand_implicit_lhs(std::vector<Expr> args, const Expr &value,
   int count;
   if (dimensions < 0) {
     ImplicitVarsUsed used;
-    value.accept(&used);
+    for (const Expr &value : values)
+      value.accept(&used);
     count = used.Count;
   } else {
     count = dimensions - static_cast<int>(args.size() - 1);

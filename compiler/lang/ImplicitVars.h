@@ -17,9 +17,9 @@ namespace ptxjit {
 std::vector<Expr> expand_implicit_call_args(std::vector<Expr> args, int dimensions, const std::string &callee);
 
 /// The left-hand side of a definition of `func` with its `_` replaced: for a pure definition
-/// (`dimensions` < 0) by the implicit Vars `value` uses, for an update by those that fill the
+/// (`dimensions` < 0) by the implicit Vars `values` use, for an update by those that fill the
 /// Func's `dimensions`.
-std::vector<Expr> expand_implicit_lhs(std::vector<Expr> args, const Expr &value, int dimensions,
+std::vector<Expr> expand_implicit_lhs(std::vector<Expr> args, const std::vector<Expr> &values, int dimensions,
                                       const std::string &func);
 
 } // namespace ptxjit

@@ -94,7 +94,7 @@ std::vector<Box> stageRegions(const FunctionContents &f, const Box &last, CallBo
       touched[i] = interval_union(touched[i], b);
     }
     std::vector<Expr> parts = d.args;
-    parts.push_back(d.value);
+    parts.insert(parts.end(), d.values.begin(), d.values.end());
     if (d.predicate.defined())
       parts.push_back(d.predicate);
     for (const Expr &e : parts) {
@@ -185,7 +185,7 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body, CallBounds
     lets.emplace_back(extent, simplify(touched[i].max - touched[i].min + 1));
     bounds.push_back({var(min), var(extent)});
   }
-  Stmt result = Realize::make(f.name, f.type, bounds, body, f.memory_type);
+  Stmt result = Realize::make(f.name, f.types, bounds, body, f.memory_type);
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)
     result = LetStmt::make(it->first, it->second, result);
   return result;
@@ -196,9 +196,24 @@ Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const s
   std::vector<std::pair<std::string, Expr>> lets;
   std::vector<Stmt> checks = scheduleChecks;
   Box region;
+  // A Tuple's buffers cover one region: the first buffer's.
+  const size_t count = output.types.size();
+  const std::string first = value_buffer_name(output.name, 0, count);
   for (size_t i = 0; i < output.args.size(); ++i) {
-    Expr min = var(buffer_field_name(output.name, "min", static_cast<int>(i)));
-    Expr max = min + var(buffer_field_name(output.name, "extent", static_cast<int>(i))) - 1;
+    const int dim = static_cast<int>(i);
+    Expr min = var(buffer_field_name(first, "min", dim));
+    Expr extent = var(buffer_field_name(first, "extent", dim));
+    Expr max = min + extent - 1;
+    for (size_t v = 1; v < count; ++v) {
+      const std::string other = value_buffer_name(output.name, static_cast<int>(v), count);
+      Expr otherMin = var(buffer_field_name(other, "min", dim));
+      Expr otherExtent = var(buffer_field_name(other, "extent", dim));
+      checks.push_back(AssertStmt::make(EQ::make(otherMin, min) && EQ::make(otherExtent, extent),
+                                        "output buffer " + other + " covers [%, %] in dimension " +
+                                            std::to_string(i) + " but output buffer " + first +
+                                            " covers [%, %]: the buffers of a Tuple cover the same region",
+                                        {otherMin, otherMin + otherExtent - 1, min, max}));
+    }
     for (const FunctionBound &b : output.bounds) {
       if (b.var != output.args[i] || b.min.defined())
         continue;

@@ -67,15 +67,18 @@ struct Update {
   const std::string &func;
   const Definition &definition;
   std::set<std::string> rvars;
-  std::map<std::string, Expr> lets; // around the value, from common subexpression elimination
-  Expr body;                        // the value inside them
-  std::vector<std::vector<Expr>> selfCalls; // in the value and in the arguments, lets substituted
+  std::map<std::string, Expr> lets; // around the values, from common subexpression elimination
+  std::vector<Expr> bodies;         // the values inside them
+  std::vector<std::vector<Expr>> selfCalls; // in the values and in the arguments, lets substituted
 
   Update(const std::string &f, const Definition &d) : func(f), definition(d) {
     for (const ReductionVariable &rv : d.rdom->domain)
       rvars.insert(rv.var);
-    body = peel_lets(d.value, lets);
-    selfCalls = calls_to(f, d.value);
+    for (const Expr &value : d.values) {
+      bodies.push_back(peel_lets(value, lets));
+      for (std::vector<Expr> &call : calls_to(f, value))
+        selfCalls.push_back(std::move(call));
+    }
     for (const Expr &arg : d.args)
       for (std::vector<Expr> &call : calls_to(f, arg))
         selfCalls.push_back(std::move(call));
@@ -109,9 +112,11 @@ struct Update {
     return !sources.empty();
   }
 
-  bool isSelfAtLhs(const Expr &e) const {
+  // A read of value `index` of the Func at the point the update writes.
+  bool isSelfAtLhs(const Expr &e, size_t index) const {
     const auto *call = e.as<Call>();
-    if (!call || call->call_type != Call::Halide || call->name != func || call->args.size() != definition.args.size())
+    if (!call || call->call_type != Call::Halide || call->name != func || call->args.size() != definition.args.size() ||
+        call->value_index != static_cast<int>(index))
       return false;
     for (size_t i = 0; i < call->args.size(); ++i)
       if (!equal(substitute(lets, call->args[i]), definition.args[i]))
@@ -119,17 +124,27 @@ struct Update {
     return true;
   }
 
-  // Whether the order of the iterations cannot change the result: f(L) = f(L) op e with a
-  // commutative and associative op (or -, whose terms commute), e not reading f; or a value that
-  // reads neither f nor the RVars.
+  // Whether the order of the iterations cannot change the result: each value is f(L)[i] op e with
+  // a commutative and associative op (or -, whose terms commute), e not reading f; or the values
+  // read neither f nor the RVars.
   bool orderIndependent() const {
-    if (selfCalls.empty())
-      return !mentionsAny(definition.value, rvars);
-    const Expr &v = body;
-    if (selfCalls.size() != 1)
+    if (selfCalls.empty()) {
+      for (const Expr &value : definition.values)
+        if (mentionsAny(value, rvars))
+          return false;
+      return true;
+    }
+    if (selfCalls.size() != bodies.size())
       return false;
+    for (size_t i = 0; i < bodies.size(); ++i)
+      if (!accumulates(bodies[i], i))
+        return false;
+    return true;
+  }
+
+  bool accumulates(const Expr &v, size_t index) const {
     auto selfAndOther = [&](const Expr &a, const Expr &b, bool commutes) {
-      return isSelfAtLhs(a) || (commutes && isSelfAtLhs(b));
+      return isSelfAtLhs(a, index) || (commutes && isSelfAtLhs(b, index));
     };
     if (const auto *op = v.as<Add>())
       return selfAndOther(op->a, op->b, true);

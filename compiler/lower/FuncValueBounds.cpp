@@ -20,18 +20,19 @@ bool provablyWithin(const Interval &inner, const Interval &outer) {
 Interval FuncValueBounds::of(const Call *call) {
   if (call->call_type != Call::Halide)
     return Interval::everything();
-  if (auto it = Assumed.find(call->name); it != Assumed.end())
+  const ValueOf value{call->name, call->value_index};
+  if (auto it = Assumed.find(value); it != Assumed.end())
     return it->second; // a self-reference of an update being bounded
-  if (auto it = Known.find(call->name); it != Known.end())
+  if (auto it = Known.find(value); it != Known.end())
     return it->second;
   if (!call->func)
-    return Interval::everything();
-  Interval range = compute(*call->func);
-  Known[call->name] = range;
+    return Interval::everything(); // a self-reference to another value of a Tuple being bounded
+  Interval range = compute(*call->func, call->value_index);
+  Known[value] = range;
   return range;
 }
 
-Interval FuncValueBounds::stageBounds(const FunctionContents &f, int k) {
+Interval FuncValueBounds::stageBounds(const FunctionContents &f, int k, int index) {
   const Definition &d = f.stage(k);
   Scope scope;
   for (const std::string &arg : f.args)
@@ -40,7 +41,7 @@ Interval FuncValueBounds::stageBounds(const FunctionContents &f, int k) {
     for (const ReductionVariable &rv : d.rdom->domain)
       scope[rv.var] = {rv.min, simplify(rv.min + rv.extent - 1)};
   // Values are DAGs: shared subexpressions become lets, so each is bounded once.
-  Expr value = common_subexpression_elimination(d.value, f.name + ".value");
+  Expr value = common_subexpression_elimination(d.values.at(index), f.name + ".value");
   Interval b = bounds_of_expr_in_scope(value, scope, this);
   return b.is_bounded() ? Interval{simplify(b.min), simplify(b.max)} : Interval::everything();
 }
@@ -49,21 +50,22 @@ Interval FuncValueBounds::stageBounds(const FunctionContents &f, int k) {
 // the range so far, an update whose values stay inside that range (widened once by what the
 // update itself writes) keeps the Func inside it; otherwise (a counter f(x) = f(x) + 1) nothing
 // but the type bounds it.
-Interval FuncValueBounds::compute(const FunctionContents &f) {
-  Interval range = stageBounds(f, 0);
+Interval FuncValueBounds::compute(const FunctionContents &f, int index) {
+  const ValueOf value{f.name, index};
+  Interval range = stageBounds(f, 0, index);
   for (int k = 1; k < f.num_stages() && range.is_bounded(); ++k) {
-    Assumed[f.name] = range;
-    Interval stage = stageBounds(f, k);
+    Assumed[value] = range;
+    Interval stage = stageBounds(f, k, index);
     if (stage.is_bounded() && !provablyWithin(stage, range)) {
       range = interval_union(range, stage);
       range = {simplify(range.min), simplify(range.max)};
-      Assumed[f.name] = range;
-      stage = stageBounds(f, k);
+      Assumed[value] = range;
+      stage = stageBounds(f, k, index);
     }
     if (!stage.is_bounded() || !provablyWithin(stage, range))
       range = Interval::everything();
   }
-  Assumed.erase(f.name);
+  Assumed.erase(value);
   return range;
 }
 

@@ -53,7 +53,7 @@ private:
     if (call->call_type != Call::Halide || call->name != F.name)
       return e;
     std::vector<Expr> args;
-    std::string key;
+    std::string key = std::to_string(call->value_index) + ":";
     for (const Expr &a : call->args) {
       args.push_back(simplify(a));
       key += structural_key(args.back()) + ";";
@@ -63,7 +63,7 @@ private:
     std::map<std::string, Expr> replacements;
     for (size_t i = 0; i < F.args.size(); ++i)
       replacements[F.args[i]] = args[i];
-    Expr copy = RenameLets(".i" + std::to_string(Copied++)).mutate(substitute(replacements, F.init.value));
+    Expr copy = RenameLets(".i" + std::to_string(Copied++)).mutate(substitute(replacements, F.init.values.at(call->value_index)));
     if (InProvide)
       Copies.emplace(key, copy);
     return copy;
@@ -84,8 +84,11 @@ private:
     std::vector<Expr> args;
     for (size_t i = 0; i < provide->args.size(); ++i)
       args.push_back(common_subexpression_elimination(provide->args[i], prefix + ".a" + std::to_string(i)));
-    return Provide::make(provide->name, common_subexpression_elimination(provide->value, prefix), args,
-                         provide->atomic);
+    std::vector<Expr> values;
+    for (size_t i = 0; i < provide->values.size(); ++i)
+      values.push_back(common_subexpression_elimination(
+          provide->values[i], provide->values.size() == 1 ? prefix : prefix + ".v" + std::to_string(i)));
+    return Provide::make(provide->name, values, args, provide->atomic);
   }
 };
 

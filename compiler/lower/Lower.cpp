@@ -138,15 +138,20 @@ LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Tar
                    [&] { return schedule_functions(output, env, order, funcValues); });
   check_gpu_schedules(s, target);
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
+  std::vector<std::string> outputBuffers;
+  for (size_t v = 0; v < output->types.size(); ++v)
+    outputBuffers.push_back(value_buffer_name(output->name, static_cast<int>(v), output->types.size()));
   for (const auto &image : images)
-    if (image->name == output->name)
+    if (image->name == output->name ||
+        std::find(outputBuffers.begin(), outputBuffers.end(), image->name) != outputBuffers.end())
       throw CompileError("the input " + image->name + " and the output Func have the same name");
   const bool checks = !target.has_feature(Target::Feature::NoAsserts);
   s = runPass("add image checks", debug, [&] {
-    return checks ? add_image_checks(s, output->name, static_cast<int>(output->args.size()), images, funcValues) : s;
+    return checks ? add_image_checks(s, outputBuffers, static_cast<int>(output->args.size()), images, funcValues) : s;
   });
   s = runPass("simplify", debug, [&] { return simplify(s); });
-  s = runPass("storage flattening", debug, [&] { return storage_flattening(s); });
+  s = runPass("storage flattening", debug,
+              [&] { return storage_flattening(s, output->name, output->types.size()); });
   s = runPass("simplify", debug, [&] { return simplify(s); });
   s = runPass("unroll loops", debug, [&] { return unroll_loops(s); });
   s = runPass("vectorize loops", debug, [&] { return vectorize_loops(s); });
@@ -155,8 +160,9 @@ LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Tar
   LoweredPipeline result;
   result.name = output->name;
   result.body = s;
-  result.arguments.push_back(
-      {LoweredArgument::OutputBuffer, output->name, output->type, static_cast<int>(output->args.size()), nullptr});
+  for (size_t v = 0; v < output->types.size(); ++v)
+    result.arguments.push_back({LoweredArgument::OutputBuffer, outputBuffers[v], output->types[v],
+                                static_cast<int>(output->args.size()), nullptr});
   for (const auto &image : images)
     result.arguments.push_back({LoweredArgument::InputBuffer, image->name, image->type, image->dimensions, image});
   ScalarParamFinder params;

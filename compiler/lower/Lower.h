@@ -26,7 +26,8 @@ struct LoweredArgument {
 struct LoweredPipeline {
   std::string name;
   ir::Stmt body;
-  /// The output buffer first, then input buffers, then scalar Params, each in first-use order.
+  /// The output buffers first (one, or one for each value of a Tuple), then input buffers, then
+  /// scalar Params, each in first-use order.
   std::vector<LoweredArgument> arguments;
 };
 

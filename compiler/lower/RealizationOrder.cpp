@@ -15,7 +15,8 @@ std::vector<std::shared_ptr<FunctionContents>> direct_callees(const FunctionCont
   };
   for (int s = 0; s < f.num_stages(); ++s) {
     const Definition &d = f.stage(s);
-    add(d.value);
+    for (const Expr &value : d.values)
+      add(value);
     add(d.predicate);
     for (const Expr &a : d.args)
       add(a);

@@ -220,7 +220,10 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   std::vector<Expr> args;
   for (const Expr &a : d.args)
     args.push_back(substitute(renames, a));
-  Stmt body = Provide::make(f.name, substitute(renames, d.value), args, d.atomic);
+  std::vector<Expr> values;
+  for (const Expr &value : d.values)
+    values.push_back(substitute(renames, value));
+  Stmt body = Provide::make(f.name, values, args, d.atomic);
   if (d.predicate.defined())
     body = IfThenElse::make(substitute(renames, d.predicate), body);
 

@@ -4,6 +4,7 @@
 #include "ir/IRMutator.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "lang/Function.h"
 #include "lang/Parameter.h"
 
 #include <cstdint>
@@ -30,8 +31,20 @@ Expr flatIndex(const std::string &buffer, const std::vector<Expr> &args) {
 }
 
 class FlattenStorage : public IRMutator {
+public:
+  FlattenStorage(const std::string &output, size_t outputValues) { ValueCounts[output] = outputValues; }
+
+private:
   // The values of the lets around the code being flattened, in terms of names outside them.
   std::map<std::string, Expr> LetValues;
+  // How many values each Func has (one where not listed: images).
+  std::map<std::string, size_t> ValueCounts;
+  int TupleStores = 0; // names the values of each Tuple store apart
+
+  std::string bufferOf(const std::string &func, int index) {
+    auto it = ValueCounts.find(func);
+    return value_buffer_name(func, index, it == ValueCounts.end() ? 1 : it->second);
+  }
 
   using IRMutator::visit;
 
@@ -63,28 +76,56 @@ class FlattenStorage : public IRMutator {
   }
 
   Stmt visit(const Realize *op) override {
-    Stmt body = mutate(op->body);
+    const size_t count = op->types.size();
+    auto saved = ValueCounts.find(op->name) != ValueCounts.end() ? std::optional<size_t>(ValueCounts[op->name])
+                                                                  : std::nullopt;
+    ValueCounts[op->name] = count;
+    Stmt result = mutate(op->body);
+    if (saved)
+      ValueCounts[op->name] = *saved;
+    else
+      ValueCounts.erase(op->name);
     std::vector<Expr> extents;
     for (const Range &r : op->bounds)
       extents.push_back(storedExtent(r.extent));
-    Stmt result = Allocate::make(op->name, op->type, extents, body, op->memory);
-    // Index arithmetic names the storage's mins and strides; strides multiply the extents inside.
-    for (size_t i = op->bounds.size(); i-- > 1;) {
-      Expr stride = i == 1 ? extents[0]
-                           : Mul::make(var(buffer_field_name(op->name, "stride", static_cast<int>(i - 1))),
-                                       extents[i - 1]);
-      result = LetStmt::make(buffer_field_name(op->name, "stride", static_cast<int>(i)), stride, result);
+    for (size_t v = count; v-- > 0;) {
+      const std::string buffer = value_buffer_name(op->name, static_cast<int>(v), count);
+      result = Allocate::make(buffer, op->types[v], extents, result, op->memory);
+      // Index arithmetic names the storage's mins and strides; strides multiply the extents inside.
+      for (size_t i = op->bounds.size(); i-- > 1;) {
+        Expr stride = i == 1 ? extents[0]
+                             : Mul::make(var(buffer_field_name(buffer, "stride", static_cast<int>(i - 1))),
+                                         extents[i - 1]);
+        result = LetStmt::make(buffer_field_name(buffer, "stride", static_cast<int>(i)), stride, result);
+      }
+      for (size_t i = op->bounds.size(); i-- > 0;)
+        result = LetStmt::make(buffer_field_name(buffer, "min", static_cast<int>(i)), op->bounds[i].min, result);
     }
-    for (size_t i = op->bounds.size(); i-- > 0;)
-      result = LetStmt::make(buffer_field_name(op->name, "min", static_cast<int>(i)), op->bounds[i].min, result);
     return result;
   }
 
+  // Every value is computed before any is stored: an update of a Tuple may read the others' old
+  // values (f(x) = {f(x)[1], f(x)[0]} swaps them).
   Stmt visit(const Provide *op) override {
     std::vector<Expr> args;
     for (const Expr &a : op->args)
       args.push_back(mutate(a));
-    return Store::make(op->name, mutate(op->value), flatIndex(op->name, args), op->atomic);
+    if (op->values.size() == 1)
+      return Store::make(op->name, mutate(op->values[0]), flatIndex(op->name, args), op->atomic);
+    std::vector<Stmt> stores;
+    std::vector<std::pair<std::string, Expr>> lets;
+    for (size_t v = 0; v < op->values.size(); ++v) {
+      const std::string buffer = bufferOf(op->name, static_cast<int>(v));
+      const std::string value = buffer + ".value" + std::to_string(TupleStores);
+      lets.emplace_back(value, mutate(op->values[v]));
+      stores.push_back(Store::make(buffer, Variable::make(op->values[v].type(), value), flatIndex(buffer, args),
+                                   op->atomic));
+    }
+    ++TupleStores;
+    Stmt result = Block::make(stores);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+      result = LetStmt::make(it->first, it->second, result);
+    return result;
   }
 
   Expr visit(const Call *op) override {
@@ -93,12 +134,15 @@ class FlattenStorage : public IRMutator {
     std::vector<Expr> args;
     for (const Expr &a : op->args)
       args.push_back(mutate(a));
-    return Load::make(op->type, op->name, flatIndex(op->name, args));
+    const std::string buffer = op->call_type == Call::Halide ? bufferOf(op->name, op->value_index) : op->name;
+    return Load::make(op->type, buffer, flatIndex(buffer, args));
   }
 };
 
 } // namespace
 
-Stmt storage_flattening(const Stmt &s) { return FlattenStorage().mutate(s); }
+Stmt storage_flattening(const Stmt &s, const std::string &output, size_t outputValues) {
+  return FlattenStorage(output, outputValues).mutate(s);
+}
 
 } // namespace ptxjit::lower

@@ -3,14 +3,16 @@
 
 // Turns multi-dimensional storage into flat memory: Realize becomes Allocate, Provide becomes
 // Store and calls to Funcs and images become Loads, at index sum((arg_i - min_i) * stride_i).
-// Dimension 0 of every buffer has stride 1 (input and output buffers are checked for it).
+// Dimension 0 of every buffer has stride 1 (input and output buffers are checked for it). A Func
+// of several values (a Tuple) has a buffer for each (value_buffer_name), over the same region.
 
 #include "RealizationOrder.h"
 #include "ir/IR.h"
 
 namespace ptxjit::lower {
 
-ir::Stmt storage_flattening(const ir::Stmt &s);
+/// `output` and `outputValues`: the output Func, whose buffers are arguments rather than Realized.
+ir::Stmt storage_flattening(const ir::Stmt &s, const std::string &output, size_t outputValues);
 
 } // namespace ptxjit::lower
 

@@ -9,6 +9,7 @@
 #include "ptxjit/MemoryType.h"
 #include "ptxjit/RDom.h"
 #include "ptxjit/Target.h"
+#include "ptxjit/Tuple.h"
 #include "ptxjit/Var.h"
 
 #include <memory>
@@ -126,14 +127,30 @@ private:
 class FuncRef {
 public:
   FuncRef(std::shared_ptr<FunctionContents> function, std::vector<Expr> args);
-  /// A pure definition when every argument is a distinct Var; otherwise an update.
+  /// A pure definition when every argument is a distinct Var; otherwise an update. A Func of
+  /// several values is defined with a Tuple of as many values, in every definition.
   FuncRef &operator=(Expr value);
+  FuncRef &operator=(const Tuple &values);
   FuncRef &operator=(const FuncRef &other);
+  /// Elementwise on a Tuple.
   FuncRef &operator+=(Expr value);
   FuncRef &operator-=(Expr value);
   FuncRef &operator*=(Expr value);
   FuncRef &operator/=(Expr value);
+  FuncRef &operator+=(const Tuple &values);
+  FuncRef &operator-=(const Tuple &values);
+  FuncRef &operator*=(const Tuple &values);
+  FuncRef &operator/=(const Tuple &values);
+  FuncRef &operator+=(const FuncRef &other) { return *this += Tuple(other); }
+  FuncRef &operator-=(const FuncRef &other) { return *this -= Tuple(other); }
+  FuncRef &operator*=(const FuncRef &other) { return *this *= Tuple(other); }
+  FuncRef &operator/=(const FuncRef &other) { return *this /= Tuple(other); }
+  /// The value of a Func of one value; a CompileError for a Func of several (index it instead).
   operator Expr() const;
+  /// Value `i` of a Func of several values (0 for a Func of one).
+  Expr operator[](int i) const;
+  /// How many values the Func has.
+  size_t size() const;
 
 private:
   std::shared_ptr<FunctionContents> Function;
@@ -149,8 +166,12 @@ public:
   const std::string &name() const;
   bool defined() const;
   int dimensions() const;
-  /// The element type; a CompileError while undefined.
+  /// The element type; a CompileError while undefined or for a Func of several values.
   Type type() const;
+  /// The types of its values (one, or those of a Tuple); a CompileError while undefined.
+  std::vector<Type> types() const;
+  /// How many values it has (a Tuple's size); a CompileError while undefined.
+  int outputs() const;
   std::vector<Var> args() const;
   int num_update_definitions() const;
 

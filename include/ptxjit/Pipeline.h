@@ -1,7 +1,8 @@
 #ifndef PTXJIT_PIPELINE_H
 #define PTXJIT_PIPELINE_H
 
-// A pipeline ending at one output Func: compiled once per target, realized many times.
+// A pipeline ending at one output Func (of one value or a Tuple's): compiled once per target,
+// realized many times.
 
 #include "ptxjit/Buffer.h"
 #include "ptxjit/Func.h"
@@ -34,6 +35,10 @@ public:
   /// in place, and then realize returns without waiting for the kernels.
   void realize(JITUserContext *context, RawBuffer &output);
   void realize(RawBuffer &output) { realize(nullptr, output); }
+  /// Computes an output of several values (a Tuple) into one buffer for each value, in order,
+  /// all over the same region: realize({a, b}) for f(x) = Tuple(..., ...).
+  void realize(JITUserContext *context, const std::vector<RawBuffer> &outputs);
+  void realize(const std::vector<RawBuffer> &outputs) { realize(nullptr, outputs); }
   template <typename T> Buffer<T> realize(const std::vector<int> &sizes) {
     Buffer<T> output(sizes);
     realize(nullptr, output);

@@ -956,3 +956,108 @@ TEST_CASE("bound_extent and align_bounds fix or widen the region a Func computes
     CHECK_THROWS_WITH(f.bound_extent(y, 4), Catch::Contains("y is not one of its arguments"));
   }
 }
+
+TEST_CASE("Tuples: Funcs of several values, read by index, updated together, realized into several buffers",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(23, 9);
+  fill_random(input, seed, -4, 4);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+
+  SECTION("an intermediate Tuple, inline, at root and at a tile, read at different points by value") {
+    for (int schedule = 0; schedule < 3; ++schedule) {
+      Func pair("pair"), out("out");
+      pair(x, y) = Tuple(x + 2 * y, in(x, y) * 0.5f);
+      out(x, y) = cast<float>(pair(x - 1, y)[0]) + pair(x + 1, y)[1] - pair(x, y)[1];
+      if (schedule == 1)
+        pair.compute_root();
+      if (schedule == 2) {
+        out.split(x, xo, xi, 8).vectorize(xi).parallel(y);
+        pair.compute_at(out, xo).vectorize(x, 4);
+      }
+      Buffer<float> result(21, 9);
+      result.set_min({1, 0});
+      Pipeline(out).realize(result);
+      check_against(result, [&](const std::vector<int> &c) {
+        const int px = c[0], py = c[1];
+        return float((px - 1) + 2 * py) + input(px + 1, py) * 0.5f - input(px, py) * 0.5f;
+      });
+    }
+  }
+
+  SECTION("an output Tuple of two types goes to two buffers") {
+    Func f("f");
+    f(x, y) = Tuple(cast<int16_t>(x - y), in(x, y) + 1.0f);
+    f.split(x, xo, xi, 4).vectorize(xi).parallel(y);
+    Buffer<int16_t> first(23, 9);
+    Buffer<float> second(23, 9);
+    Pipeline(f).realize({first, second});
+    check_against(first, [&](const std::vector<int> &c) { return c[0] - c[1]; });
+    check_against(second, [&](const std::vector<int> &c) { return input(c[0], c[1]) + 1.0f; });
+    CHECK(f.outputs() == 2);
+    CHECK(f.types() == std::vector<Type>{Int(16), Float(32)});
+  }
+
+  SECTION("an update computes every value before it stores any: a swap") {
+    Func f("swapped");
+    f(x) = Tuple(x, x * 10);
+    f(x) = Tuple(f(x)[1], f(x)[0]);
+    Buffer<int32_t> a(6), b(6);
+    Pipeline(f).realize({a, b});
+    check_against(a, [](const std::vector<int> &c) { return c[0] * 10; });
+    check_against(b, [](const std::vector<int> &c) { return c[0]; });
+  }
+
+  SECTION("argmin of each row, and elementwise += of a Tuple") {
+    Func best("best"), stats("stats"), out("out");
+    RDom r(0, 23);
+    best(y) = Tuple(-1, std::numeric_limits<float>::infinity());
+    best(y) = Tuple(select(in(r, y) < best(y)[1], r, best(y)[0]), min(in(r, y), best(y)[1]));
+    stats(y) = Tuple(0, 0.0f);
+    stats(y) += Tuple(1, in(r, y) * in(r, y));
+    best.compute_root();
+    stats.compute_root().update().parallel(y);
+    out(y) = cast<float>(best(y)[0]) + best(y)[1] * 100.0f + stats(y)[1] + cast<float>(stats(y)[0]) * 1000.0f;
+    Buffer<float> result = Pipeline(out).realize<float>({9});
+    check_against(result, [&](const std::vector<int> &c) {
+      int index = -1;
+      float lowest = std::numeric_limits<float>::infinity(), squares = 0;
+      for (int k = 0; k < 23; ++k) {
+        float v = input(k, c[0]);
+        if (v < lowest) {
+          index = k;
+          lowest = v;
+        }
+        squares += v * v;
+      }
+      return float(index) + lowest * 100.0f + squares + 23 * 1000.0f;
+    }, 1e-5);
+  }
+
+  SECTION("mistakes are named") {
+    Func f("f"), g("g");
+    f(x) = Tuple(x, x + 1);
+    CHECK_THROWS_WITH(g(x) = f(x) + 1, Catch::Contains("Func f has 2 values (a Tuple): call one of them, f(...)[i]"));
+    CHECK_THROWS_WITH(f(x) = x * 2, Catch::Contains("Func f has 2 values but update f.s1 gives 1"));
+    CHECK_THROWS_WITH(f(x) = Tuple(x, cast<float>(x)), Catch::Contains("Func f value 1 has type int32 but update f.s1 value 1 "
+                                                             "has type float32"));
+    CHECK_THROWS_WITH(f(x)[2], Catch::Contains("Func f has 2 values, not a value 2"));
+    CHECK_THROWS_WITH(f.type(), Catch::Contains("Func f has 2 values (a Tuple): ask for its types()"));
+    Func h("h");
+    RDom r(0, 4);
+    h(x) = Tuple(0, 0);
+    h(r) += Tuple(1, 2);
+    CHECK_THROWS_WITH(h.update().atomic(), Catch::Contains("atomic updates of Funcs of several values"));
+    Buffer<int32_t> one(4), other(5);
+    CHECK_THROWS_WITH(Pipeline(f).realize(one), Catch::Contains("Func f has 2 values but is realized into 1 buffer"));
+    CHECK_THROWS_WITH(Pipeline(f).realize({one, other}),
+                      Catch::Contains("output buffer f.1 covers [0, 4] in dimension 0 but output buffer f.0 covers "
+                                      "[0, 3]"));
+    Buffer<float> wrongType(4);
+    CHECK_THROWS_WITH(Pipeline(f).realize({one, wrongType}),
+                      Catch::Contains("output buffer 1 of Func f has type float32, but f value 1 has type int32"));
+  }
+}

@@ -1420,3 +1420,39 @@ TEST_CASE("An update restricted by RDom::where on the GPU", "[gpu]") {
     return sum;
   });
 }
+
+TEST_CASE("Tuples on the GPU: an argmin reduction per column and a Tuple output into two buffers", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(67, 40);
+  fill_random(input, seed, -8, 8);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func best("best"), out("out");
+  RDom r(0, 40);
+  best(x) = Tuple(-1, std::numeric_limits<float>::infinity());
+  best(x) = Tuple(select(in(x, r) < best(x)[1], r, best(x)[0]), min(in(x, r), best(x)[1]));
+  out(x, y) = Tuple(best(x)[0] - y, in(x, y) - best(x)[1]);
+  out.gpu_tile(x, xo, xi, 32);
+  best.compute_at(out, xo).gpu_threads(x);
+  best.update().gpu_threads(x);
+  Buffer<int32_t> index(67, 40);
+  Buffer<float> distance(67, 40);
+  onGPU(out).realize({index, distance});
+  copy_to_host(index);
+  copy_to_host(distance);
+  auto argmin = [&](int column) {
+    int at = -1;
+    float lowest = std::numeric_limits<float>::infinity();
+    for (int k = 0; k < 40; ++k)
+      if (input(column, k) < lowest) {
+        at = k;
+        lowest = input(column, k);
+      }
+    return std::make_pair(at, lowest);
+  };
+  check_against(index, [&](const std::vector<int> &c) { return argmin(c[0]).first - c[1]; });
+  check_against(distance, [&](const std::vector<int> &c) { return input(c[0], c[1]) - argmin(c[0]).second; });
+}

@@ -451,3 +451,19 @@ TEST_CASE("An update restricted by RDom::where compiles for the GPU", "[ptx]") {
   CHECK_THAT(ptx, Catch::Contains(".entry"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("A Tuple reduction and a Tuple output compile for the GPU", "[ptx]") {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func best("best"), out("out");
+  RDom r(0, 40);
+  best(x) = Tuple(-1, 1e30f);
+  best(x) = Tuple(select(in(x, r) < best(x)[1], r, best(x)[0]), min(in(x, r), best(x)[1]));
+  out(x, y) = Tuple(best(x)[0] - y, in(x, y) - best(x)[1]);
+  out.gpu_tile(x, xo, xi, 32);
+  best.compute_at(out, xo).gpu_threads(x);
+  best.update().gpu_threads(x);
+  std::string ptx = Pipeline(out).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".entry"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
