@@ -3,6 +3,7 @@
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "lang/Function.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/Func.h"
 #include "ptxjit/IROperator.h"
@@ -35,8 +36,14 @@ private:
   std::set<std::string> Seen;
 };
 
-Expr inlineReduction(const char *what, const Expr &e, const std::string &name, const Expr &initial,
-                     const std::function<Expr(Expr, Expr)> &combine) {
+// The anonymous Func of `e`'s free Vars, its arguments, and the one RDom `e` uses.
+struct ReductionFunc {
+  Func func;
+  std::vector<Expr> args;
+  std::shared_ptr<ReductionDomainContents> domain;
+};
+
+ReductionFunc reductionFunc(const char *what, const Expr &e, const std::string &name) {
   if (!e.defined())
     throw CompileError(std::string(what) + " of an undefined Expr");
   FreeVariables free;
@@ -44,13 +51,39 @@ Expr inlineReduction(const char *what, const Expr &e, const std::string &name, c
   if (free.Domains.size() != 1)
     throw CompileError(std::string(what) + "(" + ir::to_string(e) + ") needs exactly one RDom in its argument, not " +
                        std::to_string(free.Domains.size()));
-  Func f(name.empty() ? unique_name(what) : name);
-  std::vector<Expr> args;
+  ReductionFunc r{Func(name.empty() ? unique_name(what) : name), {}, *free.Domains.begin()};
   for (const std::string &var : free.Vars)
-    args.push_back(Var(var));
-  f(args) = initial;
-  f(args) = combine(f(args), e);
-  return f(args);
+    r.args.push_back(Var(var));
+  return r;
+}
+
+Expr inlineReduction(const char *what, const Expr &e, const std::string &name, const Expr &initial,
+                     const std::function<Expr(Expr, Expr)> &combine) {
+  ReductionFunc r = reductionFunc(what, e, name);
+  r.func(r.args) = initial;
+  r.func(r.args) = combine(r.func(r.args), e);
+  return r.func(r.args);
+}
+
+// argmin and argmax: the coordinates of the first point `better` than the best so far, and its value.
+Tuple argReduction(const char *what, const Expr &e, const std::string &name, const Expr &initial,
+                   const std::function<Expr(Expr, Expr)> &better) {
+  ReductionFunc r = reductionFunc(what, e, name);
+  FuncRef best = r.func(r.args);
+  std::vector<Expr> initials, updates;
+  for (const ReductionVariable &rv : r.domain->domain) {
+    initials.push_back(0);
+    updates.push_back(Variable::make(Int(32), rv.var, nullptr, r.domain));
+  }
+  initials.push_back(initial);
+  updates.push_back(e);
+  best = Tuple(initials);
+  const size_t valueIndex = updates.size() - 1;
+  Expr improves = better(e, best[static_cast<int>(valueIndex)]);
+  for (size_t i = 0; i < updates.size(); ++i)
+    updates[i] = select(improves, updates[i], best[static_cast<int>(i)]);
+  best = Tuple(updates);
+  return Tuple(best);
 }
 
 // The largest and smallest values of a type (infinities for floats).
@@ -82,6 +115,14 @@ Expr minimum(Expr e, const std::string &name) {
 Expr maximum(Expr e, const std::string &name) {
   return inlineReduction("maximum", e, name, e.defined() ? lowest(e.type()) : Expr(),
                          [](Expr a, Expr b) { return max(a, b); });
+}
+Tuple argmin(Expr e, const std::string &name) {
+  return argReduction("argmin", e, name, e.defined() ? highest(e.type()) : Expr(),
+                      [](Expr value, Expr best) { return value < best; });
+}
+Tuple argmax(Expr e, const std::string &name) {
+  return argReduction("argmax", e, name, e.defined() ? lowest(e.type()) : Expr(),
+                      [](Expr value, Expr best) { return value > best; });
 }
 
 } // namespace ptxjit

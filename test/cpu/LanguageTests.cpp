@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -402,6 +403,50 @@ TEST_CASE("Inline reductions: sum, product, minimum and maximum over an RDom", "
   });
   CHECK_THROWS_WITH(sum(x * 2), Catch::Contains("needs exactly one RDom"));
   CHECK_THROWS_WITH(sum(r.x + k), Catch::Contains("needs exactly one RDom"));
+}
+
+TEST_CASE("Inline argmin and argmax: the first point of an RDom where a value is extreme, and the value",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 2, "in");
+  Buffer<uint8_t> input(37, 29);
+  fill_random(input, seed, 0, 12); // few values: ties, where the first in loop order wins
+  in.set(input);
+  Var x("x"), y("y");
+  RDom window(-2, 5, -1, 3, "window");
+  Func low("low"), high("high");
+  Tuple least = argmin(in(x + window.x, y + window.y));
+  low(x, y) = least[0] * 100 + least[1] * 10 + cast<int32_t>(least[2]) * 1000;
+  Tuple most = argmax(cast<float>(in(x + window.x, y + window.y)) * 0.5f, "most");
+  high(x, y) = cast<float>(most[0] + 5 * most[1]) + most[2] * 64.0f;
+  // The window's coordinates (i, j) of the extreme value, and the value.
+  auto extreme = [&](const std::vector<int> &c, bool greatest) {
+    std::array<int, 3> found = {0, 0, greatest ? -1 : 256};
+    for (int j = -1; j <= 1; ++j)
+      for (int i = -2; i <= 2; ++i) {
+        int v = input(c[0] + i, c[1] + j);
+        if (greatest ? v > found[2] : v < found[2])
+          found = {i, j, v};
+      }
+    return found;
+  };
+  Buffer<int32_t> lows(33, 27);
+  lows.set_min({2, 1});
+  Pipeline(low).realize(lows);
+  check_against(lows, [&](const std::vector<int> &c) {
+    auto [i, j, value] = extreme(c, false);
+    return i * 100 + j * 10 + value * 1000;
+  });
+  Buffer<float> highs(33, 27);
+  highs.set_min({2, 1});
+  Pipeline(high).realize(highs);
+  check_against(highs, [&](const std::vector<int> &c) {
+    auto [i, j, value] = extreme(c, true);
+    return float(i + 5 * j) + value * 0.5f * 64.0f;
+  });
+  CHECK(least.size() == 3);
+  CHECK_THROWS_WITH(argmin(x * 2), Catch::Contains("argmin((x * 2)) needs exactly one RDom"));
 }
 
 TEST_CASE("Func::realize, and Buffers that wrap the caller's memory", "[cpu][language]") {
