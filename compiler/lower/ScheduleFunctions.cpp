@@ -120,6 +120,22 @@ private:
   }
 };
 
+// Whether `s` reads Func `func`.
+bool reads(const Stmt &s, const std::string &func) {
+  struct Finder : IRVisitor {
+    const std::string &Name;
+    bool Found = false;
+    explicit Finder(const std::string &n) : Name(n) {}
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+      Found = Found || (op->call_type == Call::Halide && op->name == Name);
+      IRVisitor::visit(op);
+    }
+  } finder(func);
+  s.accept(&finder);
+  return finder.Found;
+}
+
 std::string describe(const LoopLevel &level) {
   return level.kind == LoopLevel::Root ? "root" : level.func + "." + level.var;
 }
@@ -427,6 +443,9 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const FunctionContents &f = *env.at(*it);
     if (&f == output.get())
+      continue;
+    // A Func read only by values of an inlined Tuple that nothing reads is not computed.
+    if (!reads(result, f.name))
       continue;
     LoopLevel compute = f.computed_at(), store = f.stored_at();
     if (compute.kind == LoopLevel::Inlined) {

@@ -1033,6 +1033,16 @@ TEST_CASE("Tuples: Funcs of several values, read by index, updated together, rea
     }
   }
 
+  SECTION("a Func read only by a value of an inlined Tuple that nothing reads is not computed") {
+    Func unread("unread"), pair("pair"), out("out");
+    unread(x, y) = in(x + 100, y); // past the input: computing it would fail the input's check
+    pair(x, y) = Tuple(in(x, y) * 2.0f, unread(x, y));
+    out(x, y) = pair(x, y)[0];
+    unread.compute_root();
+    Buffer<float> result = Pipeline(out).realize<float>({23, 9});
+    check_against(result, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f; });
+  }
+
   SECTION("an output Tuple of two types goes to two buffers") {
     Func f("f");
     f(x, y) = Tuple(cast<int16_t>(x - y), in(x, y) + 1.0f);

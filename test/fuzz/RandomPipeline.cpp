@@ -86,6 +86,17 @@ Value floatValue(double d) {
   return {0, d};
 }
 
+// A Tuple update's conversion of its first value to the second's type: a float is clamped to
+// [-25, 25] first, so that it converts to every integer type.
+constexpr double TupleClamp = 25.0;
+Value converted(Scalar to, Scalar from, const Value &v) {
+  if (isFloat(to))
+    return floatValue(isFloat(from) ? v.f : static_cast<double>(v.i));
+  if (isFloat(from))
+    return intValue(to, static_cast<int64_t>(std::trunc(std::clamp(v.f, -TupleClamp, TupleClamp))));
+  return intValue(to, v.i);
+}
+
 int64_t euclidDiv(int64_t a, int64_t b) {
   if (b == 0)
     return 0;
@@ -137,6 +148,11 @@ public:
       f.type = pickScalar();
       Current = i;
       f.value = node(f.type, 3, false, P.dims, -1);
+      if (chance(0.2)) {
+        f.tuple = true;
+        f.secondType = pickScalar();
+        f.second = node(f.secondType, 2, false, P.dims, -1);
+      }
       f.update = update(f.type, i);
       P.funcs.push_back(std::move(f));
     }
@@ -191,7 +207,8 @@ private:
     bool func = Current > 0 && chance(0.7);
     n.kind = func ? Node::Call : Node::Input;
     n.func = func ? uniform(0, Current - 1) : -1;
-    n.type = func ? P.funcs[n.func].type : P.inputType;
+    n.valueIndex = func && P.funcs[n.func].tuple && chance(0.5) ? 1 : 0;
+    n.type = !func ? P.inputType : n.valueIndex ? P.funcs[n.func].secondType : P.funcs[n.func].type;
     for (int d = 0; d < P.dims; ++d) {
       n.offsets.push_back(chance(0.5) ? 0 : uniform(-2, 2));
       n.plusR.push_back(d == rdim);
@@ -352,7 +369,7 @@ private:
       int maxLevel = INT32_MAX;
       bool used = false;
       for (int j = i + 1; j < n; ++j) {
-        bool inValue = calls(P.funcs[j].value, i);
+        bool inValue = calls(P.funcs[j].value, i) || (P.funcs[j].tuple && calls(P.funcs[j].second, i));
         bool inUpdate = P.funcs[j].update.kind != Update::None && calls(P.funcs[j].update.term, i);
         if (inValue)
           maxLevel = std::min(maxLevel, j == n - 1 ? depth : effective[j]);
@@ -625,6 +642,8 @@ public:
       if (u.kind == Update::Histogram)
         Boxes[i][u.dim].include(u.low, u.high);
       collect(f.value, Boxes[i], nullptr);
+      if (f.tuple)
+        collect(f.second, Boxes[i], nullptr);
       if (u.kind == Update::Reduce) {
         Interval r;
         r.include(u.rmin, u.rmin + u.rextent - 1);
@@ -645,19 +664,23 @@ public:
 
   void evaluate() {
     Values.assign(P.funcs.size(), {});
+    SecondValues.assign(P.funcs.size(), {});
     for (size_t i = 0; i < P.funcs.size(); ++i)
       if (!Boxes[i][0].empty())
         computeFunc(static_cast<int>(i));
   }
 
-  Value output(const std::vector<int64_t> &c) const { return at(static_cast<int>(P.funcs.size()) - 1, c); }
+  /// Value `index` of the output (1: the second of a Tuple).
+  Value output(const std::vector<int64_t> &c, int index = 0) const {
+    return at(static_cast<int>(P.funcs.size()) - 1, c, index);
+  }
 
 private:
   const PipelineDesc &P;
   const RawBuffer &Input;
   std::vector<Box> Boxes;
   Box InputBox;
-  std::vector<std::vector<Value>> Values;
+  std::vector<std::vector<Value>> Values, SecondValues; // a Tuple's second values in SecondValues
 
   void collect(const Node &n, const Box &coords, const Interval *r) {
     for (const Node &c : n.children)
@@ -686,8 +709,12 @@ private:
     return offset;
   }
 
-  Value at(int func, const std::vector<int64_t> &c) const { return Values[func][offsetIn(Boxes[func], c)]; }
-  Value &at(int func, const std::vector<int64_t> &c) { return Values[func][offsetIn(Boxes[func], c)]; }
+  Value at(int func, const std::vector<int64_t> &c, int index = 0) const {
+    return (index ? SecondValues : Values)[func][offsetIn(Boxes[func], c)];
+  }
+  Value &at(int func, const std::vector<int64_t> &c, int index = 0) {
+    return (index ? SecondValues : Values)[func][offsetIn(Boxes[func], c)];
+  }
 
   Value readInput(std::vector<int64_t> c) const {
     for (int d = 0; d < P.dims; ++d) {
@@ -725,7 +752,7 @@ private:
       std::vector<int64_t> at(c.size());
       for (int d = 0; d < P.dims; ++d)
         at[d] = c[d] + n.offsets[d] + (n.plusR[d] ? r : 0);
-      return n.kind == Node::Input ? readInput(at) : this->at(n.func, at);
+      return n.kind == Node::Input ? readInput(at) : this->at(n.func, at, n.valueIndex);
     }
     case Node::Add:
     case Node::Sub:
@@ -846,22 +873,36 @@ private:
       size *= static_cast<size_t>(iv.max - iv.min + 1);
     Values[i].assign(size, {});
     forEach(box, [&](std::vector<int64_t> &c) { at(i, c) = eval(f.value, c, 0); });
+    if (f.tuple) {
+      SecondValues[i].assign(size, {});
+      forEach(box, [&](std::vector<int64_t> &c) { at(i, c, 1) = eval(f.second, c, 0); });
+    }
     const Update &u = f.update;
     const Scalar t = f.type;
+    // An update of a Tuple: the second value gains the first's old value at the point written.
+    auto updateSecond = [&](const std::vector<int64_t> &w) {
+      if (f.tuple)
+        at(i, w, 1) = add(f.secondType, at(i, w, 1), converted(f.secondType, t, at(i, w)));
+    };
     switch (u.kind) {
     case Update::None:
       return;
     case Update::Reduce:
       forEach(box, [&](std::vector<int64_t> &c) {
-        Value v = at(i, c);
         for (int64_t r = u.rmin; r < u.rmin + u.rextent; ++r)
-          if (whereHolds(u, c, r))
-            v = add(t, v, eval(u.term, c, r));
-        at(i, c) = v;
+          if (whereHolds(u, c, r)) {
+            Value v = add(t, at(i, c), eval(u.term, c, r));
+            updateSecond(c);
+            at(i, c) = v;
+          }
       });
       return;
     case Update::Pointwise:
-      forEach(box, [&](std::vector<int64_t> &c) { at(i, c) = add(t, at(i, c), eval(u.term, c, 0)); });
+      forEach(box, [&](std::vector<int64_t> &c) {
+        Value v = add(t, at(i, c), eval(u.term, c, 0));
+        updateSecond(c);
+        at(i, c) = v;
+      });
       return;
     case Update::Scan:
     case Update::Histogram: {
@@ -875,14 +916,17 @@ private:
           c[u.dim] = r;
           Value term = eval(u.term, c, 0);
           std::vector<int64_t> w = c;
+          Value v;
           if (u.kind == Update::Scan) {
             std::vector<int64_t> previous = c;
             --previous[u.dim];
-            at(i, w) = add(t, at(i, previous), term);
+            v = add(t, at(i, previous), term);
           } else {
             w[u.dim] = std::clamp<int64_t>(term.i, u.low, u.high);
-            at(i, w) = add(t, at(i, w), isFloat(t) ? Value{0, 1.0} : Value{1, 0});
+            v = add(t, at(i, w), isFloat(t) ? Value{0, 1.0} : Value{1, 0});
           }
+          updateSecond(w);
+          at(i, w) = v;
         }
         c[u.dim] = 0;
       });
@@ -1026,7 +1070,7 @@ private:
         at.push_back(e);
       }
       if (n.kind == Node::Call)
-        return Funcs[n.func](at);
+        return Funcs[n.func](at)[n.valueIndex];
       return P.boundary ? Expr(Bounded(at)) : In(at);
     }
     case Node::Add:
@@ -1067,12 +1111,26 @@ private:
     const FuncDesc &f = P.funcs[i];
     std::vector<Expr> coords(Vars.begin(), Vars.end());
     Func &func = Funcs[i];
-    func(coords) = build(f.value, coords, Expr());
+    if (f.tuple)
+      func(coords) = Tuple(build(f.value, coords, Expr()), build(f.second, coords, Expr()));
+    else
+      func(coords) = build(f.value, coords, Expr());
     const Update &u = f.update;
     if (u.kind == Update::None)
       return;
+    // func(lhs) = first, and for a Tuple the second value plus the old first (see FuncDesc).
+    auto update = [&](const std::vector<Expr> &lhs, const Expr &first) {
+      if (!f.tuple) {
+        func(lhs) = first;
+        return;
+      }
+      Expr old = func(lhs)[0];
+      if (isFloat(f.type) && !isFloat(f.secondType))
+        old = clamp(old, -float(TupleClamp), float(TupleClamp));
+      func(lhs) = Tuple(first, func(lhs)[1] + ptxjit::cast(typeOf(f.secondType), old));
+    };
     if (u.kind == Update::Pointwise) {
-      func(coords) = func(coords) + build(u.term, coords, Expr());
+      update(coords, func(coords)[0] + build(u.term, coords, Expr()));
       return;
     }
     RDom r(u.rmin, u.rextent, "r" + std::to_string(i));
@@ -1081,7 +1139,7 @@ private:
     else if (u.where == 2)
       r.where(Expr(r) % 2 == u.whereConstant);
     if (u.kind == Update::Reduce) {
-      func(coords) = func(coords) + build(u.term, coords, r);
+      update(coords, func(coords)[0] + build(u.term, coords, r));
       return;
     }
     std::vector<Expr> at = coords;
@@ -1090,10 +1148,10 @@ private:
     if (u.kind == Update::Scan) {
       std::vector<Expr> previous = at;
       previous[u.dim] = Expr(r) - 1;
-      func(at) = func(previous) + term;
+      update(at, func(previous)[0] + term);
     } else {
       at[u.dim] = clamp(term, u.low, u.high);
-      func(at) = func(at) + constant(f.type, isFloat(f.type) ? 4 : 1);
+      update(at, func(at)[0] + constant(f.type, isFloat(f.type) ? 4 : 1));
     }
   }
 
@@ -1196,7 +1254,10 @@ std::string describeNode(const PipelineDesc &p, const Node &n, const std::vector
       if (n.plusR[d])
         s += " + r";
     }
-    return s + ")";
+    s += ")";
+    if (n.kind == Node::Call && p.funcs[n.func].tuple)
+      s += "[" + std::to_string(n.valueIndex) + "]";
+    return s;
   }
   case Node::Add:
     return "(" + arg(0) + " + " + arg(1) + ")";
@@ -1299,8 +1360,13 @@ std::string to_string(const PipelineDesc &p) {
   for (size_t i = 0; i < p.funcs.size(); ++i) {
     const FuncDesc &f = p.funcs[i];
     const std::string name = "f" + std::to_string(i);
-    s << "Func " << name << ";  // " << nameOf(f.type) << "\n";
-    s << name << "(" << vars << ") = " << describeNode(p, f.value, coords) << ";\n";
+    s << "Func " << name << ";  // " << nameOf(f.type) << (f.tuple ? std::string(", ") + nameOf(f.secondType) : "")
+      << "\n";
+    if (f.tuple)
+      s << name << "(" << vars << ") = Tuple(" << describeNode(p, f.value, coords) << ", "
+        << describeNode(p, f.second, coords) << ");\n";
+    else
+      s << name << "(" << vars << ") = " << describeNode(p, f.value, coords) << ";\n";
     const Update &u = f.update;
     std::vector<std::string> at = coords;
     if (u.kind == Update::Scan || u.kind == Update::Histogram)
@@ -1339,6 +1405,9 @@ std::string to_string(const PipelineDesc &p) {
       break;
     }
     }
+    if (f.tuple && u.kind != Update::None)
+      s << "  // on value 0 of the Tuple; the same update adds the old value 0 to value 1 (" << name
+        << "(...)[1] + cast(" << name << "(...)[0]), a float clamped to [-25, 25] first)\n";
     if (i + 1 < p.funcs.size() && f.level < 0)
       continue;
     if (i + 1 < p.funcs.size())
@@ -1412,29 +1481,38 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
 
     Builder builder(p);
     builder.input().set(input);
-    RawBuffer output(bufferType(p.funcs.back().type), p.outputExtent);
-    output.set_min(p.outputMin);
-    std::memset(output.host_bytes(), 0xA5, output.number_of_elements() * output.element_size());
+    const FuncDesc &last = p.funcs.back();
+    std::vector<Scalar> types = {last.type};
+    if (last.tuple)
+      types.push_back(last.secondType);
+    std::vector<RawBuffer> outputs;
+    for (Scalar t : types) {
+      outputs.emplace_back(bufferType(t), p.outputExtent);
+      outputs.back().set_min(p.outputMin);
+      std::memset(outputs.back().host_bytes(), 0xA5, outputs.back().number_of_elements() * outputs.back().element_size());
+    }
     Pipeline pipeline(builder.output());
     pipeline.compile_jit(Target(target));
-    pipeline.realize(output);
+    pipeline.realize(outputs);
 
-    const Scalar t = p.funcs.back().type;
     std::vector<int64_t> c(p.dims);
     for (int d = 0; d < p.dims; ++d)
       c[d] = p.outputMin[d];
     int wrong = 0;
     std::ostringstream what;
     while (true) {
-      Value expected = reference.output(c), got = readElement(output, t, c);
-      bool same = isFloat(t) ? (expected.f == got.f || (std::isnan(expected.f) && std::isnan(got.f)))
-                             : expected.i == got.i;
-      if (!same && wrong++ < 3) {
-        what << "at (";
-        for (int d = 0; d < p.dims; ++d)
-          what << (d ? ", " : "") << c[d];
-        what << "): expected " << (isFloat(t) ? expected.f : double(expected.i)) << ", got "
-             << (isFloat(t) ? got.f : double(got.i)) << "; ";
+      for (size_t v = 0; v < types.size(); ++v) {
+        const Scalar t = types[v];
+        Value expected = reference.output(c, static_cast<int>(v)), got = readElement(outputs[v], t, c);
+        bool same = isFloat(t) ? (expected.f == got.f || (std::isnan(expected.f) && std::isnan(got.f)))
+                               : expected.i == got.i;
+        if (!same && wrong++ < 3) {
+          what << (v ? "value 1 at (" : "at (");
+          for (int d = 0; d < p.dims; ++d)
+            what << (d ? ", " : "") << c[d];
+          what << "): expected " << (isFloat(t) ? expected.f : double(expected.i)) << ", got "
+               << (isFloat(t) ? got.f : double(got.i)) << "; ";
+        }
       }
       int d = 0;
       while (d < p.dims && ++c[d] >= p.outputMin[d] + p.outputExtent[d]) {

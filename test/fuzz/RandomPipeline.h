@@ -3,8 +3,8 @@
 
 // The differential tester: random pipelines (a DAG of Funcs over 1-3 dimensions with pointwise
 // arithmetic on every integer width and float, bitwise operators and shifts, stencils, boundary conditions, reductions, scans,
-// histograms) with random valid schedules, realized by ptxjit and compared point by point with a
-// plain reference evaluator of the same description.
+// histograms, Tuples) with random valid schedules, realized by ptxjit and compared point by point
+// with a plain reference evaluator of the same description.
 //
 // The reference defines the meaning, as Halide does: integers narrower than 32 bits and unsigned
 // ones wrap; signed 32-bit overflow is undefined, in the sums and products as written and in every
@@ -31,6 +31,7 @@ struct Node {
   int64_t high = 0;
   int dim = 0;                 // Coord
   int func = -1;               // Call: an earlier Func
+  int valueIndex = 0;          // Call: which value of a Func of two (a Tuple)
   std::vector<int> offsets;    // Input, Call: added to each coordinate
   std::vector<bool> plusR;     // Input, Call in a reduction: the RVar is added in that dimension
   std::vector<Node> children;  // Select: a < b ? c : d
@@ -60,6 +61,12 @@ struct Update {
 struct FuncDesc {
   Scalar type = Scalar::I32;
   Node value;
+  // A Func of two values (a Tuple): the second's type and pure value. Its update adds the old
+  // first value to the old second one, at the point the update writes (every value is computed
+  // before any is stored).
+  bool tuple = false;
+  Scalar secondType = Scalar::I32;
+  Node second;
   Update update;
   // Where it is computed: -1 inline, 0 root, k > 0 at the k-th loop (outermost first) of the output.
   int level = -1;
