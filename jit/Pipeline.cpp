@@ -51,7 +51,8 @@ bool inputHostDirty(const lower::LoweredArgument &a) {
 } // namespace
 
 struct PipelineContents {
-  std::shared_ptr<FunctionContents> Output;
+  lower::Outputs Outputs;
+  std::string Name; // the outputs' names, for messages
   JITHandlers Handlers;
   std::mutex Mutex; // guards Compiled and CompiledFor
   struct Compiled {
@@ -62,10 +63,20 @@ struct PipelineContents {
   Target CompiledFor;
 };
 
-Pipeline::Pipeline(const Func &output) : Contents(std::make_shared<PipelineContents>()) {
-  if (!output.defined())
-    throw CompileError("Pipeline of Func " + output.name() + ", which is not defined");
-  Contents->Output = output.contents();
+Pipeline::Pipeline(const Func &output) : Pipeline(std::vector<Func>{output}) {}
+
+Pipeline::Pipeline(const std::vector<Func> &outputs) : Contents(std::make_shared<PipelineContents>()) {
+  if (outputs.empty())
+    throw CompileError("a Pipeline needs at least one output Func");
+  for (const Func &output : outputs) {
+    if (!output.defined())
+      throw CompileError("Pipeline of Func " + output.name() + ", which is not defined");
+    for (const auto &earlier : Contents->Outputs)
+      if (earlier == output.contents())
+        throw CompileError("Func " + output.name() + " is given twice as an output of one Pipeline");
+    Contents->Outputs.push_back(output.contents());
+    Contents->Name += (Contents->Name.empty() ? "" : ", ") + output.name();
+  }
 }
 
 JITHandlers &Pipeline::jit_handlers() { return Contents->Handlers; }
@@ -73,7 +84,7 @@ JITHandlers &Pipeline::jit_handlers() { return Contents->Handlers; }
 void Pipeline::compile_jit(const Target &requested) {
   Target target = checkHostTarget(requested);
   auto compiled = std::make_shared<PipelineContents::Compiled>();
-  compiled->Lowered = lower::lower(Contents->Output, target);
+  compiled->Lowered = lower::lower(Contents->Outputs, target);
   std::string key = cacheKey(compiled->Lowered, target);
   {
     std::lock_guard<std::mutex> lock(CacheMutex);
@@ -100,12 +111,12 @@ std::string Pipeline::compile_to_ptx(const Target &target, int ptxVersion) {
   std::lock_guard<std::mutex> lock(Contents->Mutex);
   const auto &kernels = Contents->Current->Code->kernels();
   if (kernels.empty())
-    throw CompileError("Func " + Contents->Output->name + " has no GPU schedule: there are no kernels");
+    throw CompileError("pipeline " + Contents->Name + " has no GPU schedule: there are no kernels");
   return jit::generate_ptx(kernels, target, ptxVersion);
 }
 
 std::string Pipeline::lowered_stmt(const Target &target) const {
-  return ir::to_string(lower::lower(Contents->Output, checkHostTarget(target)).body);
+  return ir::to_string(lower::lower(Contents->Outputs, checkHostTarget(target)).body);
 }
 
 void Pipeline::compile_to_lowered_stmt(const std::string &filename, const Target &target) const {
@@ -115,7 +126,7 @@ void Pipeline::compile_to_lowered_stmt(const std::string &filename, const Target
     throw RuntimeError("compile_to_lowered_stmt: cannot write " + filename);
 }
 
-std::string Pipeline::loop_nest() const { return lower::loop_nest(Contents->Output); }
+std::string Pipeline::loop_nest() const { return lower::loop_nest(Contents->Outputs); }
 
 void Func::print_loop_nest() const { std::fputs(Pipeline(*this).loop_nest().c_str(), stdout); }
 
@@ -126,7 +137,7 @@ void Func::compile_to_lowered_stmt(const std::string &filename, const Target &ta
 namespace {
 
 // One realize with its merged handlers; every failure is a RuntimeError (or CompileError).
-// `outputs`: one buffer for each of the output's values.
+// `outputs`: one buffer for each value of each output.
 void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCall &call,
                  llvm::ArrayRef<RawBuffer *> outputs) {
   std::shared_ptr<const PipelineContents::Compiled> compiled;
@@ -139,23 +150,36 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
     std::lock_guard<std::mutex> lock(contents.Mutex);
     compiled = contents.Current;
   }
-  const FunctionContents &f = *contents.Output;
-  if (outputs.size() != f.types.size())
-    throw RuntimeError("Func " + f.name + " has " + std::to_string(f.types.size()) + " value" +
-                       (f.types.size() == 1 ? "" : "s") + " but is realized into " + std::to_string(outputs.size()) +
-                       " buffer" + (outputs.size() == 1 ? "" : "s"));
-  for (size_t v = 0; v < outputs.size(); ++v) {
-    const RawBuffer &output = *outputs[v];
-    const std::string which = outputs.size() == 1 ? "" : " " + std::to_string(v);
-    if (output.dimensions() != static_cast<int>(f.args.size()))
-      throw RuntimeError("output buffer" + which + " of Func " + f.name + " has " +
-                         std::to_string(output.dimensions()) + " dimensions, but " + f.name + " has " +
-                         std::to_string(f.args.size()));
-    if (Type(static_cast<Type::Code>(output.type().code), output.type().bits) != f.types[v])
-      throw RuntimeError("output buffer" + which + " of Func " + f.name + " has type " + typeName(output.type()) +
-                         ", but " + f.name + (outputs.size() == 1 ? "" : " value" + which) + " has type " +
-                         to_string(f.types[v]));
+  // One buffer for each value of each output, in order.
+  const bool oneOutput = contents.Outputs.size() == 1;
+  size_t expected = 0;
+  for (const auto &output : contents.Outputs)
+    expected += output->types.size();
+  if (outputs.size() != expected) {
+    const FunctionContents &f = *contents.Outputs[0];
+    auto count = [](size_t n, const char *what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+    throw RuntimeError(oneOutput ? "Func " + f.name + " has " + count(expected, "value") + " but is realized into " +
+                                       count(outputs.size(), "buffer")
+                                 : "pipeline " + contents.Name + " has " + count(expected, "output buffer") +
+                                       " (one for each value of each output) but is realized into " +
+                                       count(outputs.size(), "buffer"));
   }
+  size_t k = 0;
+  for (const auto &output : contents.Outputs)
+    for (size_t v = 0; v < output->types.size(); ++v, ++k) {
+      const RawBuffer &buffer = *outputs[k];
+      const bool tuple = output->types.size() > 1;
+      const std::string value = output->name + (tuple ? " value " + std::to_string(v) : "");
+      const std::string which = oneOutput ? "output buffer" + (tuple ? " " + std::to_string(v) : "") + " of Func " +
+                                                output->name
+                                          : "output buffer " + std::to_string(k) + " (Func " + value + ")";
+      if (buffer.dimensions() != static_cast<int>(output->args.size()))
+        throw RuntimeError(which + " has " + std::to_string(buffer.dimensions()) + " dimensions, but " + output->name +
+                           " has " + std::to_string(output->args.size()));
+      if (Type(static_cast<Type::Code>(buffer.type().code), buffer.type().bits) != output->types[v])
+        throw RuntimeError(which + " has type " + typeName(buffer.type()) + ", but " + value + " has type " +
+                           to_string(output->types[v]));
+    }
 
   // Per-call descriptors and scalar values: concurrent realizes share nothing they write, and
   // a pipeline of up to 16 arguments allocates nothing here.
@@ -189,10 +213,10 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
     for (size_t i = 0; i < arguments.size(); ++i)
       if (arguments[i].kind != lower::LoweredArgument::Scalar && !buffers[i].host)
         throw RuntimeError("buffer " + arguments[i].name + " has no host memory (it is a device-only view), but "
-                           "pipeline " + f.name + " runs on the host");
+                           "pipeline " + contents.Name + " runs on the host");
   auto failure = [&](const std::string &fallback) {
     std::string first = call.first_error();
-    return RuntimeError("realize of " + f.name + " failed: " + (first.empty() ? fallback : first));
+    return RuntimeError("realize of " + contents.Name + " failed: " + (first.empty() ? fallback : first));
   };
   if (compiled->Code->device_code() && std::any_of(arguments.begin(), arguments.end(), inputHostDirty)) {
     // Inputs whose host data is newer than their device copy go up first, on the call's stream.

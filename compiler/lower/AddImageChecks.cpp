@@ -64,7 +64,7 @@ std::vector<std::shared_ptr<ParameterContents>> find_images(const Stmt &s) {
   return finder.Images;
 }
 
-Stmt add_image_checks(const Stmt &s, const std::vector<std::string> &outputs, int outputDimensions,
+Stmt add_image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
                       const std::vector<std::shared_ptr<ParameterContents>> &images, CallBounds &funcValues) {
   std::vector<Stmt> checks;
   auto denseCheck = [&](const std::string &name, const char *kind) {
@@ -91,10 +91,10 @@ Stmt add_image_checks(const Stmt &s, const std::vector<std::string> &outputs, in
                                           " reaches element offset %, past the 2^31 - 1 that 32-bit indexing addresses",
                                       {span}));
   };
-  if (outputDimensions > 0)
-    for (const std::string &output : outputs) {
-      denseCheck(output, "output");
-      spanCheck(output, outputDimensions, "output");
+  for (const OutputBuffer &output : outputs)
+    if (output.dimensions > 0) {
+      denseCheck(output.name, "output");
+      spanCheck(output.name, output.dimensions, "output");
     }
   const Stmt *body = &s;
   while (const auto *let = body->as<LetStmt>())

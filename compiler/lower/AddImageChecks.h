@@ -17,9 +17,15 @@ struct ParameterContents;
 
 namespace ptxjit::lower {
 
+struct OutputBuffer {
+  std::string name;
+  Type type;
+  int dimensions;
+};
+
 /// `s` is the statement before storage flattening (it still has the Calls to images and Funcs);
-/// coordinates that are Func values are bounded by `funcValues`. `outputs`: the output's buffers.
-ir::Stmt add_image_checks(const ir::Stmt &s, const std::vector<std::string> &outputs, int outputDimensions,
+/// coordinates that are Func values are bounded by `funcValues`.
+ir::Stmt add_image_checks(const ir::Stmt &s, const std::vector<OutputBuffer> &outputs,
                           const std::vector<std::shared_ptr<ParameterContents>> &images, ir::CallBounds &funcValues);
 
 /// The images a statement reads or whose bounds it uses, in first-use order.

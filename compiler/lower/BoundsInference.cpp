@@ -191,6 +191,27 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body, CallBounds
   return result;
 }
 
+Stmt check_output_reads(const FunctionContents &output, const Stmt &consumer, CallBounds &funcValues) {
+  const Box read = box_touched(consumer, {output.name, true, false, &funcValues});
+  if (read.size() != output.args.size())
+    return consumer;
+  std::vector<Stmt> checks;
+  for (size_t i = 0; i < read.size(); ++i) {
+    if (!read[i].is_bounded())
+      throw CompileError("cannot infer the region of output " + output.name + " read in dimension " + output.args[i] +
+                         " by the pipeline's other outputs: the coordinates are unbounded; clamp them");
+    const int last = output.num_stages() - 1;
+    Expr min = var(stageVar(output, last, output.args[i], "min"));
+    Expr max = var(stageVar(output, last, output.args[i], "max"));
+    checks.push_back(AssertStmt::make(LE::make(min, read[i].min) && LE::make(read[i].max, max),
+                                      "output " + output.name + " is computed over [%, %] in dimension " +
+                                          std::to_string(i) + " (its buffer), but the pipeline's other outputs "
+                                          "read it at [%, %]",
+                                      {min, max, read[i].min, read[i].max}));
+  }
+  return Block::make(Block::make(checks), consumer);
+}
+
 Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const std::vector<Stmt> &scheduleChecks,
                           CallBounds &funcValues) {
   std::vector<std::pair<std::string, Expr>> lets;

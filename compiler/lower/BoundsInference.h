@@ -18,6 +18,10 @@ ir::Stmt define_compute_bounds(const FunctionContents &f, const ir::Stmt &produc
 /// Wraps `body` in f's Realize, sized to what `body` touches.
 ir::Stmt realize_with_bounds(const FunctionContents &f, const ir::Stmt &body, ir::CallBounds &funcValues);
 
+/// Wraps `consumer` in a check that what it reads of `output` (one of several outputs, computed
+/// over its buffer's region) lies inside that region.
+ir::Stmt check_output_reads(const FunctionContents &output, const ir::Stmt &consumer, ir::CallBounds &funcValues);
+
 /// Defines the output's region from its buffer and checks that its updates stay inside it, after
 /// `scheduleChecks` (stated over that region).
 ir::Stmt define_output_bounds(const FunctionContents &output, const ir::Stmt &s,

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 namespace ptxjit::lower {
@@ -117,52 +118,64 @@ private:
 
 } // namespace
 
-std::string loop_nest(const std::shared_ptr<FunctionContents> &output) {
-  Environment env = find_environment(output);
-  std::vector<std::string> order = realization_order(output, env);
+std::string loop_nest(const Outputs &outputs) {
+  Environment env = find_environment(outputs);
+  std::vector<std::string> order = realization_order(outputs, env);
   check_update_loops(env);
   FuncValueBounds funcValues;
   LoopNestPrinter printer;
-  schedule_functions(output, env, order, funcValues).accept(&printer);
+  schedule_functions(outputs, env, order, funcValues).accept(&printer);
   return printer.Out.str();
 }
 
-LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Target &target) {
+LoweredPipeline lower(const Outputs &outputs, const Target &target) {
   const int debug = debug_level();
-  Environment env = find_environment(output);
-  std::vector<std::string> order = realization_order(output, env);
+  if (outputs.empty())
+    throw CompileError("a Pipeline needs at least one output Func");
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (outputs[i] == outputs[j])
+        throw CompileError("Func " + outputs[i]->name + " is given twice as an output of one Pipeline");
+  Environment env = find_environment(outputs);
+  std::vector<std::string> order = realization_order(outputs, env);
   check_update_loops(env);
   FuncValueBounds funcValues;
 
   Stmt s = runPass("schedule functions and bounds inference", debug,
-                   [&] { return schedule_functions(output, env, order, funcValues); });
+                   [&] { return schedule_functions(outputs, env, order, funcValues); });
   check_gpu_schedules(s, target);
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
-  std::vector<std::string> outputBuffers;
-  for (size_t v = 0; v < output->types.size(); ++v)
-    outputBuffers.push_back(value_buffer_name(output->name, static_cast<int>(v), output->types.size()));
+  // Each output's buffers: one, or one for each value of a Tuple.
+  std::vector<OutputBuffer> outputBuffers;
+  std::map<std::string, size_t> valueCounts;
+  for (const auto &output : outputs) {
+    valueCounts[output->name] = output->types.size();
+    for (size_t v = 0; v < output->types.size(); ++v)
+      outputBuffers.push_back({value_buffer_name(output->name, static_cast<int>(v), output->types.size()),
+                               output->types[v], static_cast<int>(output->args.size())});
+  }
   for (const auto &image : images)
-    if (image->name == output->name ||
-        std::find(outputBuffers.begin(), outputBuffers.end(), image->name) != outputBuffers.end())
-      throw CompileError("the input " + image->name + " and the output Func have the same name");
+    for (const auto &output : outputs)
+      if (image->name == output->name || std::any_of(outputBuffers.begin(), outputBuffers.end(),
+                                                     [&](const OutputBuffer &b) { return b.name == image->name; }))
+        throw CompileError("the input " + image->name + " and the output Func " + output->name +
+                           " have the same name");
   const bool checks = !target.has_feature(Target::Feature::NoAsserts);
-  s = runPass("add image checks", debug, [&] {
-    return checks ? add_image_checks(s, outputBuffers, static_cast<int>(output->args.size()), images, funcValues) : s;
-  });
+  s = runPass("add image checks", debug,
+              [&] { return checks ? add_image_checks(s, outputBuffers, images, funcValues) : s; });
   s = runPass("simplify", debug, [&] { return simplify(s); });
-  s = runPass("storage flattening", debug,
-              [&] { return storage_flattening(s, output->name, output->types.size()); });
+  s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts); });
   s = runPass("simplify", debug, [&] { return simplify(s); });
   s = runPass("unroll loops", debug, [&] { return unroll_loops(s); });
   s = runPass("vectorize loops", debug, [&] { return vectorize_loops(s); });
   s = runPass("simplify", debug, [&] { return simplify(s); });
 
   LoweredPipeline result;
-  result.name = output->name;
+  for (const auto &output : outputs)
+    result.name += (result.name.empty() ? "" : "_") + output->name;
   result.body = s;
-  for (size_t v = 0; v < output->types.size(); ++v)
-    result.arguments.push_back({LoweredArgument::OutputBuffer, outputBuffers[v], output->types[v],
-                                static_cast<int>(output->args.size()), nullptr});
+  for (const OutputBuffer &b : outputBuffers)
+    result.arguments.push_back({LoweredArgument::OutputBuffer, b.name, b.type, b.dimensions, nullptr});
   for (const auto &image : images)
     result.arguments.push_back({LoweredArgument::InputBuffer, image->name, image->type, image->dimensions, image});
   ScalarParamFinder params;

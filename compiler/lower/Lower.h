@@ -4,6 +4,7 @@
 // The lowering driver: runs every pass in order, from Funcs and schedules to one loop nest over
 // flat memory. PTXJIT_DEBUG=2 prints the statement after each pass with its time.
 
+#include "RealizationOrder.h"
 #include "ir/IR.h"
 #include "lang/Function.h"
 #include "ptxjit/Target.h"
@@ -26,16 +27,17 @@ struct LoweredArgument {
 struct LoweredPipeline {
   std::string name;
   ir::Stmt body;
-  /// The output buffers first (one, or one for each value of a Tuple), then input buffers, then
-  /// scalar Params, each in first-use order.
+  /// The output buffers first (for each output in order, one, or one for each value of a Tuple),
+  /// then input buffers, then scalar Params, each in first-use order.
   std::vector<LoweredArgument> arguments;
 };
 
-LoweredPipeline lower(const std::shared_ptr<FunctionContents> &output, const Target &target);
+/// `outputs`: the pipeline's output Funcs, each computed at root over its buffers.
+LoweredPipeline lower(const Outputs &outputs, const Target &target);
 
 /// The loops the schedules make, as text: each Func's produce, its loops outermost first with
 /// their kinds, the branches of specializations, and the definitions inside (Func::print_loop_nest).
-std::string loop_nest(const std::shared_ptr<FunctionContents> &output);
+std::string loop_nest(const Outputs &outputs);
 
 /// The PTXJIT_DEBUG level (0 when unset).
 int debug_level();

@@ -29,11 +29,12 @@ std::vector<std::shared_ptr<FunctionContents>> direct_callees(const FunctionCont
   return callees;
 }
 
-Environment find_environment(const std::shared_ptr<FunctionContents> &output) {
-  if (!output->defined())
-    throw CompileError("Func " + output->name + " is realized but never defined");
+Environment find_environment(const Outputs &outputs) {
+  for (const auto &output : outputs)
+    if (!output->defined())
+      throw CompileError("Func " + output->name + " is realized but never defined");
   Environment env;
-  std::vector<std::shared_ptr<FunctionContents>> work{output};
+  std::vector<std::shared_ptr<FunctionContents>> work(outputs.rbegin(), outputs.rend());
   while (!work.empty()) {
     auto f = work.back();
     work.pop_back();
@@ -49,7 +50,7 @@ Environment find_environment(const std::shared_ptr<FunctionContents> &output) {
   return env;
 }
 
-std::vector<std::string> realization_order(const std::shared_ptr<FunctionContents> &output, const Environment &env) {
+std::vector<std::string> realization_order(const Outputs &outputs, const Environment &env) {
   std::vector<std::string> order;
   std::set<std::string> done, active;
   std::function<void(const FunctionContents &)> visit = [&](const FunctionContents &f) {
@@ -63,7 +64,8 @@ std::vector<std::string> realization_order(const std::shared_ptr<FunctionContent
     done.insert(f.name);
     order.push_back(f.name);
   };
-  visit(*output);
+  for (const auto &output : outputs)
+    visit(*output);
   return order;
 }
 

@@ -13,12 +13,14 @@
 namespace ptxjit::lower {
 
 using Environment = std::map<std::string, std::shared_ptr<FunctionContents>>;
+/// A pipeline's outputs, in the order its buffers are given.
+using Outputs = std::vector<std::shared_ptr<FunctionContents>>;
 
-/// Every Func reachable from `output`. Two different Funcs with one name are a CompileError.
-Environment find_environment(const std::shared_ptr<FunctionContents> &output);
+/// Every Func reachable from the outputs. Two different Funcs with one name are a CompileError.
+Environment find_environment(const Outputs &outputs);
 
-/// Producers before consumers; `output` last.
-std::vector<std::string> realization_order(const std::shared_ptr<FunctionContents> &output, const Environment &env);
+/// Producers before consumers (an output another output reads comes before it).
+std::vector<std::string> realization_order(const Outputs &outputs, const Environment &env);
 
 /// The Funcs called by any definition of `f` (not `f` itself).
 std::vector<std::shared_ptr<FunctionContents>> direct_callees(const FunctionContents &f);

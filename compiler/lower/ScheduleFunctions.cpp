@@ -430,20 +430,32 @@ Stmt build_stage_loop_nest(const FunctionContents &f, int stageIndex, std::vecto
   return result;
 }
 
-Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
-                        const std::vector<std::string> &order, CallBounds &funcValues) {
-  if (output->computed_at().kind == LoopLevel::At || output->stored_at().kind == LoopLevel::At)
-    throw CompileError("Func " + output->name + " is the pipeline's output and cannot be computed or stored at "
-                       "another Func's loop");
-  std::vector<Stmt> stages, outputChecks;
-  for (int s = 0; s < output->num_stages(); ++s)
-    stages.push_back(build_stage_loop_nest(*output, s, &outputChecks));
-  Stmt result = ProducerConsumer::make(output->name, true, Block::make(stages));
+Stmt schedule_functions(const Outputs &outputs, const Environment &env, const std::vector<std::string> &order,
+                        CallBounds &funcValues) {
+  std::map<std::string, std::vector<Stmt>> outputChecks;
+  for (const auto &output : outputs)
+    if (output->computed_at().kind == LoopLevel::At || output->stored_at().kind == LoopLevel::At)
+      throw CompileError("Func " + output->name + " is an output of the pipeline and cannot be computed or stored "
+                         "at another Func's loop");
+  auto isOutput = [&](const FunctionContents &f) {
+    return std::any_of(outputs.begin(), outputs.end(), [&](const auto &o) { return o.get() == &f; });
+  };
 
+  Stmt result;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const FunctionContents &f = *env.at(*it);
-    if (&f == output.get())
+    if (isOutput(f)) {
+      // At root over its buffer, before what follows (which may read it).
+      std::vector<Stmt> stages;
+      for (int s = 0; s < f.num_stages(); ++s)
+        stages.push_back(build_stage_loop_nest(f, s, &outputChecks[f.name]));
+      Stmt produce = ProducerConsumer::make(f.name, true, Block::make(stages));
+      if (result.defined())
+        result = Block::make(produce, ProducerConsumer::make(f.name, false, check_output_reads(f, result, funcValues)));
+      else
+        result = produce;
       continue;
+    }
     // A Func read only by values of an inlined Tuple that nothing reads is not computed.
     if (!reads(result, f.name))
       continue;
@@ -490,7 +502,9 @@ Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const E
                          outside.ParallelBetween + ", but computed inside it at " + describe(compute) +
                          ": the loop's iterations would race on its storage; store it inside that loop");
   }
-  return define_output_bounds(*output, result, outputChecks, funcValues);
+  for (auto it = outputs.rbegin(); it != outputs.rend(); ++it)
+    result = define_output_bounds(**it, result, outputChecks[(*it)->name], funcValues);
+  return result;
 }
 
 } // namespace ptxjit::lower

@@ -14,8 +14,9 @@
 
 namespace ptxjit::lower {
 
-ir::Stmt schedule_functions(const std::shared_ptr<FunctionContents> &output, const Environment &env,
-                            const std::vector<std::string> &order, ir::CallBounds &funcValues);
+/// Each output is computed at root over its buffer's region, before the outputs that read it.
+ir::Stmt schedule_functions(const Outputs &outputs, const Environment &env, const std::vector<std::string> &order,
+                            ir::CallBounds &funcValues);
 
 /// The loop nest of one stage, over the symbolic region f.s<k>.<var>.min/max. For the output,
 /// `outputChecks` receives the checks that its region is large enough for its shifted tails.

@@ -32,7 +32,7 @@ Expr flatIndex(const std::string &buffer, const std::vector<Expr> &args) {
 
 class FlattenStorage : public IRMutator {
 public:
-  FlattenStorage(const std::string &output, size_t outputValues) { ValueCounts[output] = outputValues; }
+  explicit FlattenStorage(const std::map<std::string, size_t> &outputValues) : ValueCounts(outputValues) {}
 
 private:
   // The values of the lets around the code being flattened, in terms of names outside them.
@@ -141,8 +141,8 @@ private:
 
 } // namespace
 
-Stmt storage_flattening(const Stmt &s, const std::string &output, size_t outputValues) {
-  return FlattenStorage(output, outputValues).mutate(s);
+Stmt storage_flattening(const Stmt &s, const std::map<std::string, size_t> &outputValues) {
+  return FlattenStorage(outputValues).mutate(s);
 }
 
 } // namespace ptxjit::lower

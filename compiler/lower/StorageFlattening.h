@@ -9,10 +9,13 @@
 #include "RealizationOrder.h"
 #include "ir/IR.h"
 
+#include <map>
+#include <string>
+
 namespace ptxjit::lower {
 
-/// `output` and `outputValues`: the output Func, whose buffers are arguments rather than Realized.
-ir::Stmt storage_flattening(const ir::Stmt &s, const std::string &output, size_t outputValues);
+/// `outputValues`: how many values each output Func has (its buffers are arguments, not Realized).
+ir::Stmt storage_flattening(const ir::Stmt &s, const std::map<std::string, size_t> &outputValues);
 
 } // namespace ptxjit::lower
 

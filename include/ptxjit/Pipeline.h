@@ -1,8 +1,8 @@
 #ifndef PTXJIT_PIPELINE_H
 #define PTXJIT_PIPELINE_H
 
-// A pipeline ending at one output Func (of one value or a Tuple's): compiled once per target,
-// realized many times.
+// A pipeline ending at one output Func (of one value or a Tuple's), or at several computed in one
+// call: compiled once per target, realized many times.
 
 #include "ptxjit/Buffer.h"
 #include "ptxjit/Func.h"
@@ -24,6 +24,9 @@ namespace ptxjit {
 class Pipeline {
 public:
   explicit Pipeline(const Func &output);
+  /// Several outputs, each computed at root over its own buffers (an output another reads is
+  /// computed first and read from its buffer, which must cover what is read).
+  explicit Pipeline(const std::vector<Func> &outputs);
 
   /// Lowers and compiles for `target`; identical pipelines share compiled code. Thread-safe.
   void compile_jit(const Target &target = get_jit_target_from_environment());
@@ -35,8 +38,8 @@ public:
   /// in place, and then realize returns without waiting for the kernels.
   void realize(JITUserContext *context, RawBuffer &output);
   void realize(RawBuffer &output) { realize(nullptr, output); }
-  /// Computes an output of several values (a Tuple) into one buffer for each value, in order,
-  /// all over the same region: realize({a, b}) for f(x) = Tuple(..., ...).
+  /// Computes the outputs into one buffer for each value of each output, in order: realize({a, b})
+  /// for f(x) = Tuple(..., ...) (a Tuple's buffers cover one region) or for Pipeline({f, g}).
   void realize(JITUserContext *context, const std::vector<RawBuffer> &outputs);
   void realize(const std::vector<RawBuffer> &outputs) { realize(nullptr, outputs); }
   template <typename T> Buffer<T> realize(const std::vector<int> &sizes) {

@@ -1116,3 +1116,64 @@ TEST_CASE("Tuples: Funcs of several values, read by index, updated together, rea
                       Catch::Contains("output buffer 1 of Func f has type float32, but f value 1 has type int32"));
   }
 }
+
+TEST_CASE("Pipelines of several outputs compute each over its own buffers in one realize", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(30, 12);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+
+  SECTION("independent outputs of different types and dimensions sharing a producer") {
+    Func shared("shared"), image("image"), histogram("histogram");
+    shared(x, y) = in(x, y) * 3;
+    image(x, y) = cast<float>(shared(x, y) + shared(x + 1, y)) * 0.5f;
+    RDom r(0, 28, 0, 12);
+    histogram(x) = 0;
+    histogram(clamp(shared(r.x, r.y) / 300 + 10, 0, 19)) += 1;
+    shared.compute_root();
+    image.split(x, xo, xi, 8).vectorize(xi).parallel(y);
+    Buffer<float> imageOut(29, 12);
+    Buffer<int32_t> histogramOut(20);
+    Pipeline({image, histogram}).realize({imageOut, histogramOut});
+    check_against(imageOut, [&](const std::vector<int> &c) {
+      return float(input(c[0], c[1]) * 3 + input(c[0] + 1, c[1]) * 3) * 0.5f;
+    });
+    std::vector<int> bins(20, 0);
+    for (int j = 0; j < 12; ++j)
+      for (int i = 0; i < 28; ++i) {
+        int v = input(i, j) * 3, q = v / 300 - (v % 300 < 0 ? 1 : 0);
+        ++bins[std::clamp(q + 10, 0, 19)];
+      }
+    check_against(histogramOut, [&](const std::vector<int> &c) { return bins[c[0]]; });
+  }
+
+  SECTION("an output read by another is computed first over its buffer, which must cover the reads") {
+    Func first("first"), second("second");
+    first(x, y) = in(x, y) + 1;
+    second(x, y) = Tuple(first(x, y) * 2, first(x + 1, y) - first(x, y));
+    Buffer<int32_t> firstOut(30, 12), doubled(29, 12), difference(29, 12);
+    // The buffers in the order of the outputs given, each output's values in order.
+    Pipeline({second, first}).realize({doubled, difference, firstOut});
+    check_against(firstOut, [&](const std::vector<int> &c) { return input(c[0], c[1]) + 1; });
+    check_against(doubled, [&](const std::vector<int> &c) { return (input(c[0], c[1]) + 1) * 2; });
+    check_against(difference, [&](const std::vector<int> &c) { return input(c[0] + 1, c[1]) - input(c[0], c[1]); });
+    Buffer<int32_t> narrow(29, 12);
+    CHECK_THROWS_WITH(Pipeline({second, first}).realize({doubled, difference, narrow}),
+                      Catch::Contains("output first is computed over [0, 28] in dimension 0 (its buffer), but the "
+                                      "pipeline's other outputs read it at [0, 29]"));
+    CHECK_THROWS_WITH(Pipeline({second, first}).realize({doubled, difference}),
+                      Catch::Contains("pipeline second, first has 3 output buffers (one for each value of each "
+                                      "output) but is realized into 2 buffers"));
+    Buffer<float> wrong(30, 12);
+    CHECK_THROWS_WITH(Pipeline({second, first}).realize({doubled, difference, wrong}),
+                      Catch::Contains("output buffer 2 (Func first) has type float32, but first has type int32"));
+    CHECK_THROWS_WITH(Pipeline({first, first}), Catch::Contains("Func first is given twice as an output"));
+    first.compute_at(second, y);
+    CHECK_THROWS_WITH(Pipeline({second, first}).realize({doubled, difference, firstOut}),
+                      Catch::Contains("Func first is an output of the pipeline and cannot be computed or stored at "
+                                      "another Func's loop"));
+  }
+}

@@ -1456,3 +1456,31 @@ TEST_CASE("Tuples on the GPU: an argmin reduction per column and a Tuple output 
   check_against(index, [&](const std::vector<int> &c) { return argmin(c[0]).first - c[1]; });
   check_against(distance, [&](const std::vector<int> &c) { return input(c[0], c[1]) - argmin(c[0]).second; });
 }
+
+TEST_CASE("A pipeline of two outputs on the GPU, one reading the other", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(100, 37);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func blurred("blurred"), edges("edges");
+  blurred(x, y) = (in(x, y) + in(x + 1, y) + in(x + 2, y)) / 3.0f;
+  edges(x, y) = Tuple(blurred(x + 1, y) - blurred(x, y), cast<int32_t>(blurred(x, y) > 0.0f));
+  blurred.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);
+  edges.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+  Buffer<float> blurredOut(98, 37), difference(97, 37);
+  Buffer<int32_t> positive(97, 37);
+  Pipeline pipeline({edges, blurred});
+  pipeline.compile_jit(Target("host-cuda"));
+  pipeline.realize({difference, positive, blurredOut});
+  copy_to_host(difference);
+  copy_to_host(positive);
+  copy_to_host(blurredOut);
+  auto blur = [&](int i, int j) { return (input(i, j) + input(i + 1, j) + input(i + 2, j)) / 3.0f; };
+  check_against(blurredOut, [&](const std::vector<int> &c) { return blur(c[0], c[1]); });
+  check_against(difference, [&](const std::vector<int> &c) { return blur(c[0] + 1, c[1]) - blur(c[0], c[1]); });
+  check_against(positive, [&](const std::vector<int> &c) { return blur(c[0], c[1]) > 0.0f ? 1 : 0; });
+}

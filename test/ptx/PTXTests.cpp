@@ -467,3 +467,16 @@ TEST_CASE("A Tuple reduction and a Tuple output compile for the GPU", "[ptx]") {
   CHECK_THAT(ptx, Catch::Contains(".entry"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("A pipeline of two outputs compiles for the GPU", "[ptx]") {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func blurred("blurred"), edges("edges");
+  blurred(x, y) = (in(x, y) + in(x + 1, y) + in(x + 2, y)) / 3.0f;
+  edges(x, y) = Tuple(blurred(x + 1, y) - blurred(x, y), cast<int32_t>(blurred(x, y) > 0.0f));
+  blurred.gpu_tile(x, y, xo, yo, xi, yi, 32, 4);
+  edges.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+  std::string ptx = Pipeline({edges, blurred}).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".entry"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
