@@ -13,6 +13,7 @@
 #include "ptxjit/IROperator.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace ptxjit {
@@ -709,6 +710,50 @@ Func::Func(const std::string &name) : Contents(std::make_shared<FunctionContents
     throw CompileError("invalid Func name '" + name + "': it must be non-empty, without dots or spaces");
   Contents->name = name;
 }
+
+Func::Func(std::shared_ptr<FunctionContents> contents) : Contents(std::move(contents)) {
+  if (!Contents)
+    throw CompileError("a Func made of no contents");
+}
+
+Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappers, const std::string &consumer,
+               const std::string &wrappedName, const std::vector<Type> &types, const std::vector<std::string> &vars,
+               bool image, const std::function<void(FunctionContents &)> &link) {
+  std::shared_ptr<FunctionContents> &existing = wrappers[consumer];
+  if (existing)
+    return Func(existing);
+  Func wrapper(consumer.empty() ? wrappedName + "_global_wrapper" : wrappedName + "_in_" + consumer);
+  std::vector<Expr> args;
+  for (const std::string &v : vars)
+    args.push_back(Var(v));
+  std::vector<Expr> values;
+  for (size_t i = 0; i < types.size(); ++i)
+    values.push_back(Call::make(types[i], wrappedName, args, image ? Call::Image : Call::Halide, nullptr, nullptr,
+                                static_cast<int>(i)));
+  wrapper(args) = Tuple(values);
+  link(*wrapper.contents());
+  existing = wrapper.contents();
+  return wrapper;
+}
+
+namespace {
+
+Func funcWrapper(const std::shared_ptr<FunctionContents> &f, const std::string &consumer) {
+  if (!f->defined())
+    throw CompileError("Func " + f->name + " is wrapped by in() before it is defined");
+  return wrapper_of(f->wrappers, consumer, f->name, f->types, f->args, false,
+                    [&](FunctionContents &w) { w.wrapped_func = f; });
+}
+
+} // namespace
+
+Func Func::in(const Func &consumer) {
+  if (consumer.contents() == Contents)
+    throw CompileError("Func " + name() + " cannot wrap its reads of itself: in() names another consumer");
+  return funcWrapper(Contents, consumer.name());
+}
+
+Func Func::in() { return funcWrapper(Contents, ""); }
 
 const std::string &Func::name() const { return Contents->name; }
 bool Func::defined() const { return Contents->defined(); }

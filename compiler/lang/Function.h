@@ -7,6 +7,8 @@
 #include "ir/IR.h"
 #include "ptxjit/Func.h"
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,6 +93,13 @@ struct FunctionBound {
 
 struct FunctionContents {
   std::string name;
+  /// Wrappers made by in(), by the name of the consumer whose reads they take ("" for every
+  /// consumer without one of its own).
+  std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
+  /// For a wrapper: the Func or input it wraps. Its definition reads it by name only (a Call
+  /// without a pointer): the wrapped one holds its wrappers, and pointers back would be a cycle.
+  std::weak_ptr<FunctionContents> wrapped_func;
+  std::weak_ptr<ParameterContents> wrapped_image;
   std::vector<std::string> args;
   /// One type, or those of a Tuple's values.
   std::vector<Type> types;
@@ -114,6 +123,13 @@ struct FunctionContents {
 /// The buffer that holds value `index` of a Func named `func` of `count` values: the Func's own
 /// name for one value, "func.index" for each of a Tuple's.
 std::string value_buffer_name(const std::string &func, int index, size_t count);
+
+/// The wrapper (Func::in, ImageParam::in) that `wrappers` holds for `consumer` ("" for every
+/// consumer), made on first use: a Func of `vars` whose values read `wrappedName` by name;
+/// `link` records what it wraps (FunctionContents::wrapped_func, wrapped_image).
+Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappers, const std::string &consumer,
+                const std::string &wrappedName, const std::vector<Type> &types, const std::vector<std::string> &vars,
+                bool image, const std::function<void(FunctionContents &)> &link);
 
 /// The Funcs called by `e`, other than through self-references.
 std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e);

@@ -2,6 +2,7 @@
 
 #include "ir/IR.h"
 #include "ir/IRPrinter.h"
+#include "lang/Function.h"
 #include "lang/ImplicitVars.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
@@ -102,6 +103,24 @@ Expr imageCall(const std::shared_ptr<ParameterContents> &p, const std::string &w
 std::mutex BufferInputsLock;
 
 } // namespace
+
+namespace {
+
+// Its loops are named by the implicit Vars _0, _1, ...
+Func imageWrapper(const std::shared_ptr<ParameterContents> &image, const std::string &consumer) {
+  if (!image)
+    throw CompileError("in() of an uninitialized ImageParam");
+  std::vector<std::string> vars;
+  for (int d = 0; d < image->dimensions; ++d)
+    vars.push_back("_" + std::to_string(d));
+  return wrapper_of(image->wrappers, consumer, image->name, {image->type}, vars, true,
+                    [&](FunctionContents &w) { w.wrapped_image = image; });
+}
+
+} // namespace
+
+Func ImageParam::in(const Func &consumer) { return imageWrapper(Contents, consumer.name()); }
+Func ImageParam::in() { return imageWrapper(Contents, ""); }
 
 Expr ImageParam::operator()(std::vector<Expr> args) const {
   if (!Contents)

@@ -8,9 +8,13 @@
 #include "ptxjit/Type.h"
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace ptxjit {
+
+struct FunctionContents;
 
 struct ParameterContents {
   std::string name;
@@ -20,6 +24,8 @@ struct ParameterContents {
   /// Scalar value bits (little end first), for Params.
   uint64_t scalar_bits = 0;
   RawBuffer buffer;
+  /// Wrappers made by ImageParam::in (see FunctionContents::wrappers).
+  std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
 };
 
 /// The name of a buffer field variable, e.g. "in.min.0".

@@ -22,5 +22,6 @@ Var::operator Expr() const { return ir::Variable::make(Int(32), Name); }
 Var Var::outermost() { return Var(ir::OutermostLoop); }
 
 const Var _("_");
+const Var _0("_0"), _1("_1"), _2("_2"), _3("_3"), _4("_4"), _5("_5"), _6("_6"), _7("_7"), _8("_8"), _9("_9");
 
 } // namespace ptxjit

@@ -9,6 +9,7 @@
 #include "StorageFlattening.h"
 #include "UnrollLoops.h"
 #include "VectorizeLoops.h"
+#include "WrapCalls.h"
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -118,7 +119,8 @@ private:
 
 } // namespace
 
-std::string loop_nest(const Outputs &outputs) {
+std::string loop_nest(const Outputs &given) {
+  const Outputs outputs = wrap_calls(given);
   Environment env = find_environment(outputs);
   std::vector<std::string> order = realization_order(outputs, env);
   check_update_loops(env);
@@ -128,14 +130,15 @@ std::string loop_nest(const Outputs &outputs) {
   return printer.Out.str();
 }
 
-LoweredPipeline lower(const Outputs &outputs, const Target &target) {
+LoweredPipeline lower(const Outputs &given, const Target &target) {
   const int debug = debug_level();
-  if (outputs.empty())
+  if (given.empty())
     throw CompileError("a Pipeline needs at least one output Func");
-  for (size_t i = 0; i < outputs.size(); ++i)
+  for (size_t i = 0; i < given.size(); ++i)
     for (size_t j = 0; j < i; ++j)
-      if (outputs[i] == outputs[j])
-        throw CompileError("Func " + outputs[i]->name + " is given twice as an output of one Pipeline");
+      if (given[i] == given[j])
+        throw CompileError("Func " + given[i]->name + " is given twice as an output of one Pipeline");
+  const Outputs outputs = wrap_calls(given);
   Environment env = find_environment(outputs);
   std::vector<std::string> order = realization_order(outputs, env);
   check_update_loops(env);

@@ -251,7 +251,16 @@ public:
   Func &store_root();
   Func &store_at(const Func &consumer, const VarOrRVar &var);
 
+  /// A wrapper of this Func, as Halide's: a Func w(x, ...) = f(x, ...) that `consumer` reads
+  /// instead of f, with a schedule of its own (compute_at a tile, store_in GPU shared memory).
+  /// in() wraps f for every consumer without a wrapper of its own. Asking again returns the same
+  /// wrapper; a wrapper reads f itself.
+  Func in(const Func &consumer);
+  Func in();
+
   const std::shared_ptr<FunctionContents> &contents() const { return Contents; }
+  /// The Func these contents define (a wrapper made by in(), say).
+  explicit Func(std::shared_ptr<FunctionContents> contents);
 
 private:
   std::shared_ptr<FunctionContents> Contents;

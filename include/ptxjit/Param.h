@@ -19,6 +19,7 @@ struct ParameterContents;
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
+class Func;
 
 namespace detail {
 std::shared_ptr<ParameterContents> make_scalar_parameter(Type type, const std::string &name);
@@ -69,6 +70,11 @@ public:
   template <typename... Args> Expr operator()(Args &&...args) const {
     return (*this)(std::vector<Expr>{Expr(args)...});
   }
+  /// A Func w(x, ...) = in(x, ...) that `consumer` (in(): every Func without a wrapper of its own)
+  /// reads instead of the input, with a schedule of its own: stage a tile of the input in GPU
+  /// shared memory, say. Asking again returns the same wrapper.
+  Func in(const Func &consumer);
+  Func in();
   const std::shared_ptr<ParameterContents> &contents() const { return Contents; }
 
 private:

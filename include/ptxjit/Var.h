@@ -30,6 +30,9 @@ private:
 /// remaining dimensions; on the left of a definition, for those the value uses
 /// (`g(_) = f(_) * 2` works for an f of any dimensions; `h(x, _) = in(_, x)`).
 extern const Var _;
+/// The implicit Vars `_` stands for, in order; they name the loops of an ImageParam's wrapper
+/// (`in.in(f).compute_at(f, x).vectorize(_0)`).
+extern const Var _0, _1, _2, _3, _4, _5, _6, _7, _8, _9;
 
 } // namespace ptxjit
 

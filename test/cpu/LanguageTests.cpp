@@ -1177,3 +1177,90 @@ TEST_CASE("Pipelines of several outputs compute each over its own buffers in one
                                       "another Func's loop"));
   }
 }
+
+TEST_CASE("Func::in and ImageParam::in: wrappers that chosen consumers read, scheduled on their own",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(40, 20);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  auto expected = [&](const std::vector<int> &c) {
+    auto f = [&](int i, int j) { return input(i, j) * 2 + 1; };
+    return f(c[0], c[1]) + f(c[0] + 1, c[1]) + f(c[0], c[1]) * 3;
+  };
+
+  SECTION("f.in(g): only g reads the wrapper, computed at g's tile; h reads f") {
+    Func f("f"), g("g"), h("h");
+    f(x, y) = in(x, y) * 2 + 1;
+    g(x, y) = f(x, y) + f(x + 1, y);
+    h(x, y) = g(x, y) + f(x, y) * 3;
+    f.compute_root();
+    g.compute_root().split(x, xo, xi, 8);
+    Func wrapper = f.in(g);
+    CHECK(wrapper.name() == "f_in_g");
+    CHECK(f.in(g).name() == "f_in_g"); // the same wrapper again
+    wrapper.compute_at(g, xo).vectorize(x, 4);
+    Pipeline p(h);
+    const std::string nest = p.loop_nest();
+    INFO(nest);
+    CHECK(nest.find("produce f_in_g") != std::string::npos);
+    CHECK(nest.find("produce f_in_g") > nest.find("produce g"));
+    Buffer<int32_t> result(38, 20);
+    p.realize(result);
+    check_against(result, expected);
+  }
+
+  SECTION("f.in(): every consumer reads one wrapper; a consumer's own wrapper wins") {
+    Func f("f"), g("g"), h("h");
+    f(x, y) = in(x, y) * 2 + 1;
+    g(x, y) = f(x, y) + f(x + 1, y);
+    h(x, y) = g(x, y) + f(x, y) * 3;
+    g.compute_root();
+    f.in().compute_root();
+    Pipeline p(h);
+    std::string nest = p.loop_nest();
+    CHECK(nest.find("produce f_global_wrapper") != std::string::npos);
+    Buffer<int32_t> result(38, 20);
+    p.realize(result);
+    check_against(result, expected);
+    f.in(h).compute_root();
+    nest = Pipeline(h).loop_nest();
+    CHECK(nest.find("produce f_in_h") != std::string::npos);
+    CHECK(nest.find("produce f_global_wrapper") != std::string::npos);
+    Pipeline(h).realize(result);
+    check_against(result, expected);
+  }
+
+  SECTION("in.in(f): an input staged per tile of f's consumer, its loops named by the implicit Vars") {
+    Func f("f"), g("g"), h("h");
+    f(x, y) = in(x, y) * 2 + 1;
+    g(x, y) = f(x, y) + f(x + 1, y);
+    h(x, y) = g(x, y) + f(x, y) * 3;
+    h.split(x, xo, xi, 16);
+    // f reads the input (inlined into g and h): a wrapper for f, at h's tiles.
+    in.in(f).compute_at(h, xo).vectorize(_0, 4);
+    CHECK(Pipeline(h).loop_nest().find("produce in_in_f") != std::string::npos);
+    Buffer<int32_t> result(38, 20);
+    Pipeline(h).realize(result);
+    check_against(result, expected);
+    Func only("only");
+    only(x, y) = in(x, y) - 7;
+    Func all = in.in();
+    all.compute_root();
+    Buffer<int32_t> shifted(10, 5);
+    shifted.set_min({3, 2});
+    Pipeline(only).realize(shifted);
+    check_against(shifted, [&](const std::vector<int> &c) { return input(c[0], c[1]) - 7; });
+    CHECK(Pipeline(only).loop_nest().find("produce in_global_wrapper") != std::string::npos);
+  }
+
+  SECTION("mistakes are named") {
+    Func undefined("undefined"), f("f");
+    CHECK_THROWS_WITH(undefined.in(), Catch::Contains("Func undefined is wrapped by in() before it is defined"));
+    f(x) = x;
+    CHECK_THROWS_WITH(f.in(f), Catch::Contains("Func f cannot wrap its reads of itself"));
+  }
+}

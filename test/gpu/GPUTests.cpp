@@ -1484,3 +1484,25 @@ TEST_CASE("A pipeline of two outputs on the GPU, one reading the other", "[gpu]"
   check_against(difference, [&](const std::vector<int> &c) { return blur(c[0] + 1, c[1]) - blur(c[0], c[1]); });
   check_against(positive, [&](const std::vector<int> &c) { return blur(c[0], c[1]) > 0.0f ? 1 : 0; });
 }
+
+TEST_CASE("An input staged in shared memory through ImageParam::in", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(260, 67);
+  input.set_min({-1, -1});
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func stencil("stencil");
+  stencil(x, y) = in(x - 1, y) + in(x, y) * 2.0f + in(x + 1, y) - in(x, y + 1);
+  stencil.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+  in.in(stencil).compute_at(stencil, xo).gpu_threads(_0, _1);
+  Buffer<float> out = onGPU(stencil).realize<float>({258, 65});
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &c) {
+    const int i = c[0], j = c[1];
+    return input(i - 1, j) + input(i, j) * 2.0f + input(i + 1, j) - input(i, j + 1);
+  });
+}

@@ -480,3 +480,16 @@ TEST_CASE("A pipeline of two outputs compiles for the GPU", "[ptx]") {
   CHECK_THAT(ptx, Catch::Contains(".entry"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("An input staged through ImageParam::in lives in shared memory", "[ptx]") {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func stencil("stencil");
+  stencil(x, y) = in(x - 1, y) + in(x, y) * 2.0f + in(x + 1, y) - in(x, y + 1);
+  stencil.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+  in.in(stencil).compute_at(stencil, xo).gpu_threads(_0, _1);
+  std::string ptx = Pipeline(stencil).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".shared"));
+  CHECK_THAT(ptx, Catch::Contains("bar.sync"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
