@@ -368,16 +368,80 @@ Expr fast_pow(Expr x, Expr y) { return pow(std::move(x), std::move(y)); }
 Expr fast_exp(Expr x) { return exp(std::move(x)); }
 Expr fast_log(Expr x) { return log(std::move(x)); }
 
+namespace {
+
+// An unsigned weight of `from` bits as one of `to` bits, the same fraction of the range:
+// (2^to - 1) / (2^from - 1) is (2^from + 1)(2^2from + 1)... for powers of two (255 * 257 = 65535).
+Expr rescaledWeight(const Expr &weight, Type computation) {
+  const int from = weight.type().bits, to = computation.bits;
+  if (from == to)
+    return weight;
+  uint64_t scale = 1;
+  for (int left = std::abs(from - to), shift = std::min(from, to); left > 0; left -= shift, shift *= 2)
+    scale += scale << shift;
+  if (from < to)
+    return cast(computation, weight) * make_const(computation, static_cast<int64_t>(scale));
+  return cast(computation, weight / make_const(weight.type(), static_cast<int64_t>(scale)));
+}
+
+// Halide's integer lerp: in the unsigned type of the values' width (signed values biased by the
+// type's minimum), zero * (max - w) + one * w in twice the width, divided by max with rounding.
+Expr integerLerp(const Expr &zero, const Expr &one, const Expr &weight) {
+  const Type t = zero.type(), u = t.with_code(Type::UInt);
+  if (t.bits == 1) {
+    Expr half = weight.type().is_float() ? make_const(weight.type(), 0.5)
+                                         : make_const(weight.type(), static_cast<int64_t>(weight.type().max_uint() / 2));
+    return select(weight > half, one, zero);
+  }
+  const Expr max = make_const(u, static_cast<int64_t>(u.max_uint()));
+  Expr bias = t.is_int() ? cast(u, make_const(t, t.min_int())) : make_zero(u);
+  Expr a = cast(u, zero) - bias, b = cast(u, one) - bias;
+  Expr w;
+  if (weight.type().is_float()) {
+    // 2^32 - 1 is not a float: scale 32-bit weights in double.
+    w = u.bits == 32 ? cast(u, cast(Float(64, weight.type().lanes), weight) * 4294967295.0)
+                     : cast(u, cast(weight.type(), max) * weight);
+  } else {
+    w = rescaledWeight(weight, u);
+  }
+  const Type wide = u.with_bits(u.bits * 2);
+  Expr products = cast(wide, a) * cast(wide, max - w) + cast(wide, b) * cast(wide, w);
+  Expr wideMax = cast(wide, max);
+  Expr result = cast(u, (products + wideMax / 2) / wideMax);
+  return t.is_int() ? cast(t, result + bias) : result;
+}
+
+} // namespace
+
 Expr lerp(Expr zero_val, Expr one_val, Expr weight) {
   requireDefined(zero_val, "lerp");
   requireDefined(one_val, "lerp");
   requireDefined(weight, "lerp");
-  if (!zero_val.type().is_float() || !one_val.type().is_float())
-    throw CompileError("lerp of " + to_string(zero_val.type()) + " values: only floats are supported; convert "
-                       "integers to float and back (e.g. u8_sat(lerp(f32(a), f32(b), w) + 0.5f))");
-  matchTypes(zero_val, one_val, "lerp");
-  weight = cast(zero_val.type(), toFloat(std::move(weight), "lerp"));
-  Expr one = broadcastTo(make_one(zero_val.type().element_of()), zero_val.type().lanes);
+  // Integer constants take the other value's type, as in Halide: lerp(0, cast<uint8_t>(x), w).
+  if (as_const_int(zero_val) && zero_val.type() == Int(32))
+    zero_val = cast(one_val.type(), zero_val);
+  if (as_const_int(one_val) && one_val.type() == Int(32))
+    one_val = cast(zero_val.type(), one_val);
+  if (zero_val.type() != one_val.type())
+    throw CompileError("lerp between " + to_string(zero_val.type()) + " and " + to_string(one_val.type()) +
+                       ": the values must have one type");
+  const Type t = zero_val.type();
+  if (weight.type().is_int())
+    throw CompileError("a lerp weight must be an unsigned integer (a fraction of its type's range: 255 is 1 for "
+                       "uint8) or a float, not " + to_string(weight.type()));
+  if (!t.is_float() && t.bits > 32)
+    throw CompileError("lerp between " + to_string(t) + " values: integers of more than 32 bits are not supported");
+  if (!t.is_float()) {
+    if (auto constant = as_const_float(weight); constant && !(*constant >= 0.0 && *constant <= 1.0))
+      throw CompileError("lerp of integers with the weight " + std::to_string(*constant) + ", outside [0, 1]");
+    return integerLerp(zero_val, one_val, weight);
+  }
+  // Float values: an unsigned weight is a fraction of its type's range.
+  if (!weight.type().is_float())
+    weight = cast(t, weight) / make_const(t, std::ldexp(1.0, weight.type().bits) - 1);
+  else
+    weight = cast(t, weight);
+  Expr one = broadcastTo(make_one(t.element_of()), t.lanes);
   return zero_val * (one - weight) + one_val * weight;
 }
 

@@ -100,7 +100,9 @@ Expr cosh(Expr x);
 Expr asinh(Expr x);
 Expr acosh(Expr x);
 Expr atanh(Expr x);
-/// zero_val * (1 - weight) + one_val * weight, on floats.
+/// zero_val * (1 - weight) + one_val * weight, as Halide's: the weight is a float or an unsigned
+/// integer meaning a fraction of its type's range (255 is 1 for uint8); integer values (up to 32
+/// bits) interpolate exactly, rounded to nearest.
 Expr lerp(Expr zero_val, Expr one_val, Expr weight);
 // Halide's fast approximations; here the same functions, which already allow approximate math.
 Expr fast_pow(Expr x, Expr y);

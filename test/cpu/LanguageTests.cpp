@@ -211,8 +211,88 @@ TEST_CASE("Math functions against the C library", "[cpu][language]") {
     checkMath<float>(vectorize);
     checkMath<double>(vectorize);
   }
+}
+
+TEST_CASE("lerp of integers is Halide's: exact, rounded, with weights that are fractions of their range",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
   Var x("x");
-  CHECK_THROWS_WITH(lerp(cast<uint8_t>(x), cast<uint8_t>(x + 1), 0.5f), Catch::Contains("only floats are supported"));
+  // The reference: in `bits`-bit unsigned arithmetic (signed values biased by their minimum),
+  // (a * (max - w) + b * w) / max rounded to nearest, halves up.
+  auto reference = [](uint64_t a, uint64_t b, uint64_t w, int bits) {
+    const unsigned __int128 max = (uint64_t(1) << bits) - 1;
+    return uint64_t((a * (max - w) + b * (unsigned __int128)w + max / 2) / max);
+  };
+  const int n = 257;
+  ImageParam ua(UInt(8), 1, "ua"), ub(UInt(8), 1, "ub"), uw(UInt(8), 1, "uw"), sa(Int(16), 1, "sa"),
+      sb(Int(16), 1, "sb"), ww(UInt(16), 1, "ww"), ia(Int(32), 1, "ia"), ib(Int(32), 1, "ib"), iw(UInt(32), 1, "iw"),
+      fw(Float(32), 1, "fw");
+  Buffer<uint8_t> a8(n), b8(n), w8(n);
+  Buffer<int16_t> a16(n), b16(n);
+  Buffer<uint16_t> w16(n);
+  Buffer<int32_t> a32(n), b32(n);
+  Buffer<uint32_t> w32(n);
+  Buffer<float> wf(n);
+  fill_random(a8, rng(), 0, 255);
+  fill_random(b8, rng(), 0, 255);
+  fill_random(w8, rng(), 0, 255);
+  fill_random(a16, rng(), -32768, 32767);
+  fill_random(b16, rng(), -32768, 32767);
+  fill_random(w16, rng(), 0, 65535);
+  fill_random(a32, rng(), INT32_MIN, INT32_MAX);
+  fill_random(b32, rng(), INT32_MIN, INT32_MAX);
+  fill_random(w32, rng(), 0, UINT32_MAX);
+  fill_random(wf, rng(), 0.0, 1.0);
+  // The ends of the weight's range give the ends exactly.
+  w8(0) = 0, w8(1) = 255, w16(0) = 0, w16(1) = 65535, w32(0) = 0, w32(1) = UINT32_MAX;
+  ua.set(a8), ub.set(b8), uw.set(w8), sa.set(a16), sb.set(b16), ww.set(w16), ia.set(a32), ib.set(b32), iw.set(w32);
+  fw.set(wf);
+
+  for (bool vectorize : {false, true}) {
+    INFO("vectorized: " << vectorize);
+    auto realize = [&](const Expr &e, auto sample) {
+      Func f;
+      f(x) = e;
+      if (vectorize)
+        f.vectorize(x, 8);
+      return Pipeline(f).realize<decltype(sample)>({n});
+    };
+    check_against(realize(lerp(ua(x), ub(x), uw(x)), uint8_t()), [&](const std::vector<int> &c) {
+      return reference(a8(c[0]), b8(c[0]), w8(c[0]), 8);
+    });
+    // A narrower weight scales up (x 257), a wider one down (/ 257); signed values are biased.
+    check_against(realize(lerp(sa(x), sb(x), uw(x)), int16_t()), [&](const std::vector<int> &c) {
+      return int16_t(reference(a16(c[0]) + 32768, b16(c[0]) + 32768, w8(c[0]) * 257u, 16) - 32768);
+    });
+    check_against(realize(lerp(ua(x), ub(x), ww(x)), uint8_t()), [&](const std::vector<int> &c) {
+      return reference(a8(c[0]), b8(c[0]), w16(c[0]) / 257u, 8);
+    });
+    check_against(realize(lerp(ia(x), ib(x), iw(x)), int32_t()), [&](const std::vector<int> &c) {
+      return int32_t(uint32_t(reference(uint32_t(a32(c[0])) ^ 0x80000000u, uint32_t(b32(c[0])) ^ 0x80000000u,
+                                        w32(c[0]), 32)) ^ 0x80000000u);
+    });
+    // A float weight is scaled to the range and truncated.
+    check_against(realize(lerp(ua(x), ub(x), fw(x)), uint8_t()), [&](const std::vector<int> &c) {
+      return reference(a8(c[0]), b8(c[0]), uint64_t(255.0f * wf(c[0])), 8);
+    });
+    // Float values: an unsigned weight is its fraction of the range.
+    check_against(realize(lerp(cast<float>(ua(x)), cast<float>(ub(x)), uw(x)), float()),
+                  [&](const std::vector<int> &c) {
+                    const float t = w8(c[0]) / 255.0f;
+                    return a8(c[0]) * (1.0f - t) + b8(c[0]) * t;
+                  });
+    // An integer constant takes the other value's type.
+    check_against(realize(lerp(0, ub(x), uw(x)), uint8_t()),
+                  [&](const std::vector<int> &c) { return reference(0, b8(c[0]), w8(c[0]), 8); });
+  }
+  CHECK_THROWS_WITH(lerp(ua(x), ub(x), cast<int8_t>(x)),
+                    Catch::Contains("a lerp weight must be an unsigned integer (a fraction of its type's range"));
+  CHECK_THROWS_WITH(lerp(ua(x), sa(x), uw(x)), Catch::Contains("lerp between uint8 and int16: the values must have one type"));
+  CHECK_THROWS_WITH(lerp(cast<int64_t>(x), cast<int64_t>(x), uw(x)),
+                    Catch::Contains("integers of more than 32 bits are not supported"));
+  CHECK_THROWS_WITH(lerp(ua(x), ub(x), 1.5f), Catch::Contains("outside [0, 1]"));
 }
 
 TEST_CASE("abs and absd of integers are unsigned and never overflow", "[cpu][language]") {

@@ -1506,3 +1506,41 @@ TEST_CASE("An input staged in shared memory through ImageParam::in", "[gpu]") {
     return input(i - 1, j) + input(i, j) * 2.0f + input(i + 1, j) - input(i, j + 1);
   });
 }
+
+TEST_CASE("Integer lerp on the GPU matches the exact rounded reference", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam a(UInt(8), 1, "a"), b(UInt(8), 1, "b"), w(UInt(8), 1, "w"), c(Int(32), 1, "c"), d(Int(32), 1, "d"),
+      v(UInt(32), 1, "v");
+  const int n = 1000;
+  Buffer<uint8_t> a8(n), b8(n), w8(n);
+  Buffer<int32_t> c32(n), d32(n);
+  Buffer<uint32_t> v32(n);
+  fill_random(a8, seed, 0, 255);
+  fill_random(b8, seed + 1, 0, 255);
+  fill_random(w8, seed + 2, 0, 255);
+  fill_random(c32, seed + 3, INT32_MIN, INT32_MAX);
+  fill_random(d32, seed + 4, INT32_MIN, INT32_MAX);
+  fill_random(v32, seed + 5, 0, UINT32_MAX);
+  a.set(a8), b.set(b8), w.set(w8), c.set(c32), d.set(d32), v.set(v32);
+  Var x("x"), xo("xo"), xi("xi");
+  Func small("small_lerp"), large("large_lerp");
+  small(x) = lerp(a(x), b(x), w(x));
+  large(x) = lerp(c(x), d(x), v(x));
+  small.gpu_tile(x, xo, xi, 64);
+  large.gpu_tile(x, xo, xi, 64);
+  Buffer<uint8_t> smallOut = onGPU(small).realize<uint8_t>({n});
+  Buffer<int32_t> largeOut = onGPU(large).realize<int32_t>({n});
+  copy_to_host(smallOut);
+  copy_to_host(largeOut);
+  auto reference = [](uint64_t p, uint64_t q, uint64_t t, int bits) {
+    const unsigned __int128 max = (uint64_t(1) << bits) - 1;
+    return uint64_t((p * (max - t) + q * (unsigned __int128)t + max / 2) / max);
+  };
+  check_against(smallOut, [&](const std::vector<int> &i) { return reference(a8(i[0]), b8(i[0]), w8(i[0]), 8); });
+  check_against(largeOut, [&](const std::vector<int> &i) {
+    return int32_t(uint32_t(reference(uint32_t(c32(i[0])) ^ 0x80000000u, uint32_t(d32(i[0])) ^ 0x80000000u,
+                                      v32(i[0]), 32)) ^ 0x80000000u);
+  });
+}
