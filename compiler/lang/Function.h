@@ -107,6 +107,9 @@ struct FunctionContents {
   std::vector<Definition> updates;
   LoopLevel compute_level, store_level;
   bool compute_level_set = false, store_level_set = false;
+  /// Made by an inline reduction (sum, argmin, ...): unless scheduled, computed at the innermost
+  /// loop around its uses, as Halide does (one scalar accumulation a point, a GPU thread's own).
+  bool inline_reduction = false;
   std::vector<FunctionBound> bounds;
   MemoryType memory_type = MemoryType::Auto;
 

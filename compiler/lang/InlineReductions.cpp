@@ -52,6 +52,7 @@ ReductionFunc reductionFunc(const char *what, const Expr &e, const std::string &
     throw CompileError(std::string(what) + "(" + ir::to_string(e) + ") needs exactly one RDom in its argument, not " +
                        std::to_string(free.Domains.size()));
   ReductionFunc r{Func(name.empty() ? unique_name(what) : name), {}, *free.Domains.begin()};
+  r.func.contents()->inline_reduction = true;
   for (const std::string &var : free.Vars)
     r.args.push_back(Var(var));
   return r;

@@ -136,6 +136,49 @@ bool reads(const Stmt &s, const std::string &func) {
   return finder.Found;
 }
 
+// The innermost loop around every use of `func` in `s`, outside vector loops, as a level (root
+// where there is none): where an inline reduction is computed unless scheduled.
+LoopLevel innermostLoopAround(const Stmt &s, const std::string &func) {
+  struct Finder : IRVisitor {
+    const std::string &Name;
+    std::vector<const For *> Loops, Common;
+    bool Found = false;
+    explicit Finder(const std::string &n) : Name(n) {}
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+      Loops.push_back(op);
+      IRVisitor::visit(op);
+      Loops.pop_back();
+    }
+    void visit(const Call *op) override {
+      IRVisitor::visit(op);
+      if (op->call_type != Call::Halide || op->name != Name)
+        return;
+      if (!Found) {
+        Common = Loops;
+        Found = true;
+        return;
+      }
+      size_t shared = 0;
+      while (shared < Common.size() && shared < Loops.size() && Common[shared] == Loops[shared])
+        ++shared;
+      Common.resize(shared);
+    }
+  } finder(func);
+  s.accept(&finder);
+  for (auto it = finder.Common.rbegin(); it != finder.Common.rend(); ++it) {
+    if ((*it)->for_type == ForType::Vectorized)
+      continue;
+    // Loop names are <func>.s<k>.<var>.
+    const std::string &name = (*it)->name;
+    const size_t funcEnd = name.find('.'), stageEnd = name.find('.', funcEnd + 1);
+    if (funcEnd == std::string::npos || stageEnd == std::string::npos)
+      continue;
+    return {LoopLevel::At, name.substr(0, funcEnd), name.substr(stageEnd + 1)};
+  }
+  return {LoopLevel::Root, "", ""};
+}
+
 std::string describe(const LoopLevel &level) {
   return level.kind == LoopLevel::Root ? "root" : level.func + "." + level.var;
 }
@@ -460,6 +503,11 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
     if (!reads(result, f.name))
       continue;
     LoopLevel compute = f.computed_at(), store = f.stored_at();
+    if (f.inline_reduction && !f.compute_level_set) {
+      compute = innermostLoopAround(result, f.name);
+      if (!f.store_level_set)
+        store = compute;
+    }
     if (compute.kind == LoopLevel::Inlined) {
       if (f.store_level_set && store.kind != LoopLevel::Inlined)
         throw CompileError("Func " + f.name + " is computed inline and cannot be stored at " + describe(store));

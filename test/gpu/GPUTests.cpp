@@ -1544,3 +1544,44 @@ TEST_CASE("Integer lerp on the GPU matches the exact rounded reference", "[gpu]"
                                       v32(i[0]), 32)) ^ 0x80000000u);
   });
 }
+
+TEST_CASE("Inline reductions inside GPU kernels: each thread accumulates its own", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(UInt(8), 2, "in");
+  Buffer<uint8_t> input(70, 45);
+  fill_random(input, seed, 0, 255);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  RDom r(0, 3, 0, 3, "r");
+  Func box("box"), darkest("darkest");
+  box(x, y) = sum(cast<int32_t>(in(x + r.x, y + r.y))) + maximum(in(x + r.x, y + r.y));
+  Tuple least = argmin(in(x + r.x, y + r.y));
+  darkest(x, y) = least[0] + 3 * least[1] + 10 * cast<int32_t>(least[2]);
+  box.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+  darkest.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+  Buffer<int32_t> boxes = onGPU(box).realize<int32_t>({68, 43});
+  Buffer<int32_t> darkests = onGPU(darkest).realize<int32_t>({68, 43});
+  copy_to_host(boxes);
+  copy_to_host(darkests);
+  check_against(boxes, [&](const std::vector<int> &c) {
+    int s = 0, m = 0;
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i) {
+        s += input(c[0] + i, c[1] + j);
+        m = std::max<int>(m, input(c[0] + i, c[1] + j));
+      }
+    return s + m;
+  });
+  check_against(darkests, [&](const std::vector<int> &c) {
+    int at = 0, lowest = 256;
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i)
+        if (input(c[0] + i, c[1] + j) < lowest) {
+          lowest = input(c[0] + i, c[1] + j);
+          at = i + 3 * j;
+        }
+    return at + 10 * lowest;
+  });
+}

@@ -493,3 +493,16 @@ TEST_CASE("An input staged through ImageParam::in lives in shared memory", "[ptx
   CHECK_THAT(ptx, Catch::Contains("bar.sync"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("An inline reduction in a kernel accumulates in registers", "[ptx]") {
+  ImageParam in(UInt(8), 2, "in");
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  RDom r(0, 3, 0, 3, "r");
+  Func box("box");
+  box(x, y) = sum(cast<float>(in(x + r.x, y + r.y)));
+  box.gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+  CHECK_THAT(Pipeline(box).loop_nest(), Catch::Contains("gpu_thread box.s0.xi:\n          produce sum"));
+  std::string ptx = Pipeline(box).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, !Catch::Contains(".local"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
