@@ -27,6 +27,15 @@ BuiltPipeline make_pointwise(const std::string &suffix) {
   return {in, f};
 }
 
+BuiltPipeline make_gamma(const std::string &suffix) {
+  ImageParam in(UInt(8), 2, "in" + suffix);
+  Var x("x"), y("y");
+  Func f("gamma" + suffix);
+  f(x, y) = u8_sat(pow(cast<float>(in(x, y)) / 255.0f, GammaExponent) * 255.0f + 0.5f);
+  f.vectorize(x, 16).parallel(y);
+  return {in, f};
+}
+
 BuiltPipeline make_histogram(const std::string &suffix) {
   ImageParam in(UInt(8), 2, "in" + suffix);
   RDom r(0, in.width(), 0, in.height(), "r" + suffix);

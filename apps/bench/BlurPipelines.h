@@ -21,6 +21,10 @@ BuiltPipeline make_blur(const std::string &suffix);
 BuiltPipeline make_pointwise(const std::string &suffix);
 /// 256-bin histogram of a uint8 image.
 BuiltPipeline make_histogram(const std::string &suffix);
+/// Gamma correction of a uint8 image, pow per pixel: vector math (halide_peer's gamma is the same).
+BuiltPipeline make_gamma(const std::string &suffix);
+/// The exponent make_gamma uses.
+constexpr float GammaExponent = 1.0f / 2.2f;
 
 } // namespace bench
 

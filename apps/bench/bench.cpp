@@ -129,6 +129,34 @@ int main(int argc, char **argv) {
                     ", \"baseline_median\": " + bench::json_number(plain.Median) + ", \"speedup_vs_baseline\": " +
                     bench::json_number(plain.Median / ours.Median) + ", \"max_abs_error\": " + bench::json_number(maxError) + "}");
 
+  // Gamma (pow per pixel of a uint8 image) against the same loop in plain C++ (libm's powf).
+  Buffer<uint8_t> pixels(w, h), corrected(w, h), plainCorrected(w, h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      pixels(x, y) = uint8_t((x * 31 + y * 17) % 256);
+  bench::BuiltPipeline gamma = bench::make_gamma("_realize");
+  gamma.Input.set(pixels);
+  Pipeline gammaPipeline(gamma.Output);
+  gammaPipeline.compile_jit(host);
+  gammaPipeline.realize(corrected);
+  Stats gammaOurs = measure(realizeReps, [&] { gammaPipeline.realize(corrected); });
+  Stats gammaPlain = measure(realizeReps, [&] {
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x)
+        plainCorrected(x, y) =
+            uint8_t(std::min(255.0f, std::pow(pixels(x, y) / 255.0f, bench::GammaExponent) * 255.0f + 0.5f));
+  });
+  int gammaError = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      gammaError = std::max(gammaError, std::abs(int(corrected(x, y)) - int(plainCorrected(x, y))));
+  results.push_back("{\"name\": \"realize_gamma\", \"unit\": \"ms\", \"width\": " + std::to_string(w) +
+                    ", \"height\": " + std::to_string(h) + ", \"median\": " + bench::json_number(gammaOurs.Median) +
+                    ", \"baseline\": \"plain C++, one thread, libm powf\", \"baseline_median\": " +
+                    bench::json_number(gammaPlain.Median) + ", \"speedup_vs_baseline\": " +
+                    bench::json_number(gammaPlain.Median / gammaOurs.Median) +
+                    ", \"max_abs_error\": " + std::to_string(gammaError) + "}");
+
   std::optional<std::string> peer = bench::run_peer("halide_peer", std::to_string(w) + " " + std::to_string(h));
   double compileMedian = NAN;
   for (const std::string &r : results)
@@ -150,9 +178,12 @@ int main(int argc, char **argv) {
   if (peer) {
     double halideCompile = bench::json_field(*peer, "compile_jit_ms");
     double halideRealize = bench::json_field(*peer, "realize_ms");
+    double halideGamma = bench::json_field(*peer, "gamma_realize_ms");
     std::printf("  \"halide14\": %s,\n", peer->c_str());
-    std::printf("  \"ratios\": {\"compile_blur_ptxjit_over_halide\": %s, \"realize_blur_ptxjit_over_halide\": %s},\n",
-                bench::json_number(compileMedian / halideCompile).c_str(), bench::json_number(ours.Median / halideRealize).c_str());
+    std::printf("  \"ratios\": {\"compile_blur_ptxjit_over_halide\": %s, \"realize_blur_ptxjit_over_halide\": %s, "
+                "\"realize_gamma_ptxjit_over_halide\": %s},\n",
+                bench::json_number(compileMedian / halideCompile).c_str(), bench::json_number(ours.Median / halideRealize).c_str(),
+                bench::json_number(gammaOurs.Median / halideGamma).c_str());
   } else {
     std::printf("  \"halide14\": null,\n");
   }

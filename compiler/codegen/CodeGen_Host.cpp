@@ -5,9 +5,12 @@
 #include "lang/Parameter.h"
 
 #include <llvm/IR/Verifier.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
 
 #include <cctype>
+#include <limits>
 #include <set>
 
 namespace ptxjit::codegen {
@@ -35,6 +38,190 @@ private:
 };
 
 } // namespace
+
+namespace {
+
+// glibc's vector math library, loaded into the process once so that the JIT resolves its
+// functions; what the host's vector unit runs: the AVX2 variants ('d': 8 floats or 4 doubles),
+// else the SSE ones ('b': 4 or 2).
+struct VectorMathLibrary {
+  bool loaded = false;
+  char isa = 'b';
+  int floatLanes = 4;
+  VectorMathLibrary() {
+    loaded = !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+    const auto features = llvm::sys::getHostCPUFeatures();
+    if (auto it = features.find("avx2"); it != features.end() && it->second) {
+      isa = 'd';
+      floatLanes = 8;
+    }
+  }
+};
+
+const VectorMathLibrary &vectorMathLibrary() {
+  static const VectorMathLibrary library;
+  return library;
+}
+
+} // namespace
+
+llvm::Value *CodeGen_Host::call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
+  if (t.is_vector() && t.is_float() && t.bits == 32 && !TheTarget.has_feature(Target::Feature::StrictFloat)) {
+    // As Halide does: inline polynomials, several times faster than a library's exact ones.
+    llvm::IRBuilderBase::FastMathFlagGuard guard(*Builder);
+    Builder->clearFastMathFlags(); // the range reductions must stay as written
+    if (name == "exp")
+      return polynomialExp(args[0]);
+    if (name == "log")
+      return polynomialLog(args[0]);
+    if (name == "pow")
+      return polynomialPow(args[0], args[1]);
+  }
+  return vectorLibraryCall(name, t, args);
+}
+
+llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
+  llvm::Type *type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  llvm::Type *intType = llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(type));
+  // e^x = 2^k e^r, k = round(x / ln 2), r = x - k ln 2 in [-ln 2 / 2, ln 2 / 2]; ln 2 in two parts
+  // (the first exact in few bits) so that k ln 2 loses nothing.
+  llvm::Value *clamped = Builder->CreateMinNum(Builder->CreateMaxNum(x, constant(-87.33654)), constant(88.72284));
+  llvm::Value *k = Builder->CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
+                                                 Builder->CreateFMul(clamped, constant(1.4426950408889634)));
+  llvm::Value *r = Builder->CreateFSub(clamped, Builder->CreateFMul(k, constant(0.693359375)));
+  r = Builder->CreateFSub(r, Builder->CreateFMul(k, constant(-2.12194440054690583e-4)));
+  // e^r by its Taylor series to r^7: the remainder is below 6e-9 over the range.
+  llvm::Value *p = constant(1.0 / 5040);
+  for (double c : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
+    p = Builder->CreateFAdd(Builder->CreateFMul(p, r), constant(c));
+  // 2^k as two factors, each a normal float for k in [-126, 128].
+  llvm::Value *ki = Builder->CreateFPToSI(k, intType);
+  llvm::Value *half = Builder->CreateAShr(ki, llvm::ConstantInt::get(intType, 1));
+  auto powerOfTwo = [&](llvm::Value *e) {
+    llvm::Value *bits = Builder->CreateShl(Builder->CreateAdd(e, llvm::ConstantInt::get(intType, 127)),
+                                           llvm::ConstantInt::get(intType, 23));
+    return Builder->CreateBitCast(bits, type);
+  };
+  llvm::Value *result =
+      Builder->CreateFMul(Builder->CreateFMul(p, powerOfTwo(half)), powerOfTwo(Builder->CreateSub(ki, half)));
+  // Past the ends: infinity and zero; NaN stays NaN (the clamp would have made it a number).
+  result = Builder->CreateSelect(Builder->CreateFCmpOGT(x, constant(88.72284)),
+                                 constant(std::numeric_limits<double>::infinity()), result);
+  result = Builder->CreateSelect(Builder->CreateFCmpOLT(x, constant(-87.33654)), constant(0.0), result);
+  return Builder->CreateSelect(Builder->CreateFCmpUNO(x, x), x, result);
+}
+
+llvm::Value *CodeGen_Host::polynomialLog(llvm::Value *x) {
+  llvm::Type *type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  llvm::Type *intType = llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(type));
+  auto integer = [&](int64_t v) { return llvm::ConstantInt::get(intType, v); };
+  // Subnormals scaled into the normal range first.
+  llvm::Value *tiny = Builder->CreateFCmpOLT(x, constant(1.17549435e-38));
+  llvm::Value *scaled = Builder->CreateSelect(tiny, Builder->CreateFMul(x, constant(8388608.0)), x);
+  // x = m 2^e with m in [sqrt(1/2), sqrt(2)).
+  llvm::Value *bits = Builder->CreateBitCast(scaled, intType);
+  llvm::Value *e = Builder->CreateSub(Builder->CreateLShr(bits, integer(23)), integer(127));
+  e = Builder->CreateSub(e, Builder->CreateSelect(tiny, integer(23), integer(0)));
+  llvm::Value *m = Builder->CreateBitCast(
+      Builder->CreateOr(Builder->CreateAnd(bits, integer(0x7fffff)), integer(0x3f800000)), type);
+  llvm::Value *large = Builder->CreateFCmpOGT(m, constant(1.41421356));
+  m = Builder->CreateSelect(large, Builder->CreateFMul(m, constant(0.5)), m);
+  e = Builder->CreateAdd(e, Builder->CreateZExt(large, intType));
+  // log m = 2 atanh(t), t = (m - 1) / (m + 1) in [-0.172, 0.172]: t + t^3/3 + ... + t^9/9, the
+  // rest below 1e-9.
+  llvm::Value *t = Builder->CreateFDiv(Builder->CreateFSub(m, constant(1.0)), Builder->CreateFAdd(m, constant(1.0)));
+  llvm::Value *t2 = Builder->CreateFMul(t, t);
+  llvm::Value *series = constant(1.0 / 9);
+  for (double c : {1.0 / 7, 1.0 / 5, 1.0 / 3, 1.0})
+    series = Builder->CreateFAdd(Builder->CreateFMul(series, t2), constant(c));
+  llvm::Value *logM = Builder->CreateFMul(constant(2.0), Builder->CreateFMul(t, series));
+  llvm::Value *result =
+      Builder->CreateFAdd(logM, Builder->CreateFMul(Builder->CreateSIToFP(e, type), constant(0.6931471805599453)));
+  // log 0 = -infinity, log of a negative number NaN, log infinity = infinity, log NaN = NaN.
+  result = Builder->CreateSelect(Builder->CreateFCmpOEQ(x, constant(0.0)),
+                                 constant(-std::numeric_limits<double>::infinity()), result);
+  result = Builder->CreateSelect(Builder->CreateFCmpOLT(x, constant(0.0)),
+                                 constant(std::numeric_limits<double>::quiet_NaN()), result);
+  llvm::Value *passThrough = Builder->CreateOr(
+      Builder->CreateFCmpOEQ(x, constant(std::numeric_limits<double>::infinity())), Builder->CreateFCmpUNO(x, x));
+  return Builder->CreateSelect(passThrough, x, result);
+}
+
+llvm::Value *CodeGen_Host::polynomialPow(llvm::Value *x, llvm::Value *y) {
+  llvm::Type *type = x->getType();
+  auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+  // |x|^y = e^(y log |x|); a negative x has a real power only for an integer y, odd or even.
+  llvm::Value *magnitude = polynomialExp(
+      Builder->CreateFMul(y, polynomialLog(Builder->CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x))));
+  llvm::Value *whole = Builder->CreateUnaryIntrinsic(llvm::Intrinsic::floor, y);
+  llvm::Value *isInteger = Builder->CreateFCmpOEQ(whole, y);
+  llvm::Value *halfWhole = Builder->CreateFMul(whole, constant(0.5));
+  llvm::Value *odd = Builder->CreateFCmpUNE(Builder->CreateUnaryIntrinsic(llvm::Intrinsic::floor, halfWhole), halfWhole);
+  llvm::Value *negativeBase =
+      Builder->CreateSelect(isInteger, Builder->CreateSelect(odd, Builder->CreateFNeg(magnitude), magnitude),
+                            constant(std::numeric_limits<double>::quiet_NaN()));
+  llvm::Value *result = Builder->CreateSelect(Builder->CreateFCmpOLT(x, constant(0.0)), negativeBase, magnitude);
+  // x^0 = 1 for every x, NaN included.
+  return Builder->CreateSelect(Builder->CreateFCmpOEQ(y, constant(0.0)), constant(1.0), result);
+}
+
+llvm::Value *CodeGen_Host::vectorLibraryCall(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
+  // The functions without a vector instruction; libmvec names them by the vector function ABI,
+  // e.g. _ZGVdN8vv_powf: AVX2, 8 lanes, two vector arguments.
+  static const std::set<std::string> vectorized = {"exp",  "log",  "pow",   "sin",   "cos",   "tan",
+                                                   "tanh", "asin", "acos",  "atan",  "atan2", "sinh",
+                                                   "cosh", "asinh", "acosh", "atanh"};
+  const VectorMathLibrary &library = vectorMathLibrary();
+  if (t.is_scalar() || !t.is_float() || (t.bits != 32 && t.bits != 64) || !vectorized.count(name) || !library.loaded)
+    return CodeGen_LLVM::call_math(name, t, args);
+  const int width = t.bits == 32 ? library.floatLanes : library.floatLanes / 2;
+  const std::string symbol = std::string("_ZGV") + library.isa + "N" + std::to_string(width) +
+                             std::string(args.size(), 'v') + "_" + name + (t.bits == 32 ? "f" : "");
+  if (!llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(symbol))
+    return CodeGen_LLVM::call_math(name, t, args); // an older glibc without this one
+  llvm::Type *chunkType = llvm_type_of(t.with_lanes(width));
+  llvm::FunctionCallee f = Module->getOrInsertFunction(
+      symbol, llvm::FunctionType::get(chunkType, std::vector<llvm::Type *>(args.size(), chunkType), false));
+  if (auto *declared = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+    declared->setDoesNotAccessMemory();
+    declared->setDoesNotThrow();
+  }
+  // Whole chunks of the native width; the last one's lanes past the end are poison, unused.
+  std::vector<llvm::Value *> chunks;
+  for (int first = 0; first < t.lanes; first += width) {
+    std::vector<int> lanes;
+    for (int i = 0; i < width; ++i)
+      lanes.push_back(first + i < t.lanes ? first + i : -1);
+    std::vector<llvm::Value *> chunkArgs;
+    for (llvm::Value *a : args)
+      chunkArgs.push_back(Builder->CreateShuffleVector(a, lanes));
+    chunks.push_back(Builder->CreateCall(f, chunkArgs));
+  }
+  // Concatenated back to the vector's lanes.
+  llvm::Value *result = chunks[0];
+  int have = width;
+  for (size_t k = 1; k < chunks.size(); ++k) {
+    std::vector<int> both;
+    for (int i = 0; i < have + width; ++i)
+      both.push_back(i);
+    // Two operands of one type: widen the gathered part to the chunk type's multiple first.
+    llvm::Value *next = chunks[k];
+    if (have != width) {
+      std::vector<int> widen;
+      for (int i = 0; i < have; ++i)
+        widen.push_back(i < width ? i : -1);
+      next = Builder->CreateShuffleVector(next, widen);
+    }
+    result = Builder->CreateShuffleVector(result, next, both);
+    have += width;
+  }
+  std::vector<int> exact;
+  for (int i = 0; i < t.lanes; ++i)
+    exact.push_back(i);
+  return have == t.lanes ? result : Builder->CreateShuffleVector(result, exact);
+}
 
 CodeGen_Host::CodeGen_Host(llvm::LLVMContext &context, const Target &target)
     : CodeGen_LLVM(context, target), CUDA(target.has_gpu_feature()),

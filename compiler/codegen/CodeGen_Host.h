@@ -38,8 +38,17 @@ protected:
   void visit(const ir::For *) override;
   void visit(const ir::Allocate *) override;
   void visit(const ir::AssertStmt *) override;
+  /// Vector math: exp, log and pow of floats as polynomials inline (unless strict_float), the
+  /// others through glibc's vector math library (libmvec) where it has the function.
+  llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) override;
 
 private:
+  // exp, log and pow of a float vector, within a few units in the last place.
+  llvm::Value *polynomialExp(llvm::Value *x);
+  llvm::Value *polynomialLog(llvm::Value *x);
+  llvm::Value *polynomialPow(llvm::Value *x, llvm::Value *y);
+  llvm::Value *vectorLibraryCall(const std::string &name, Type t, const std::vector<llvm::Value *> &args);
+
   llvm::Value *CallContext = nullptr;
   struct LiveAllocation {
     llvm::Value *Pointer;

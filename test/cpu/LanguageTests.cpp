@@ -1344,3 +1344,88 @@ TEST_CASE("Func::in and ImageParam::in: wrappers that chosen consumers read, sch
     CHECK_THROWS_WITH(f.in(f), Catch::Contains("Func f cannot wrap its reads of itself"));
   }
 }
+
+TEST_CASE("Vector math of any width, in chunks of the host's vector math library, matches the C library",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int n = 67;
+  ImageParam a(Float(32), 1, "a"), b(Float(32), 1, "b"), c(Float(64), 1, "c");
+  Buffer<float> as(n), bs(n);
+  Buffer<double> cs(n);
+  fill_random(as, seed, 0.05, 3.0);
+  fill_random(bs, seed + 1, -2.0, 2.0);
+  fill_random(cs, seed + 2, 0.05, 3.0);
+  a.set(as), b.set(bs), c.set(cs);
+  Var x("x");
+  for (int lanes : {2, 3, 4, 8, 12, 16, 32}) {
+    INFO(lanes << " lanes");
+    Func f("vector_math_f32"), g("vector_math_f64");
+    f(x) = pow(a(x), b(x)) + exp(b(x)) + log(a(x)) + sin(b(x)) * cos(a(x)) + tanh(b(x)) + atan2(b(x), a(x)) +
+           asinh(b(x)) + acosh(a(x) + 1.0f);
+    g(x) = pow(c(x), 1.5) + exp(-c(x)) + log(c(x)) + tan(c(x) * 0.3) + sinh(c(x)) - cosh(c(x) * 0.5) + atan(c(x));
+    f.vectorize(x, lanes);
+    g.vectorize(x, lanes);
+    check_against(Pipeline(f).realize<float>({n}), [&](const std::vector<int> &i) {
+      const double p = as(i[0]), q = bs(i[0]);
+      return std::pow(p, q) + std::exp(q) + std::log(p) + std::sin(q) * std::cos(p) + std::tanh(q) +
+             std::atan2(q, p) + std::asinh(q) + std::acosh(p + 1.0);
+    }, 2e-5);
+    check_against(Pipeline(g).realize<double>({n}), [&](const std::vector<int> &i) {
+      const double p = cs(i[0]);
+      return std::pow(p, 1.5) + std::exp(-p) + std::log(p) + std::tan(p * 0.3) + std::sinh(p) - std::cosh(p * 0.5) +
+             std::atan(p);
+    }, 1e-12);
+  }
+}
+
+TEST_CASE("Vector exp and log of floats within a few units in the last place; pow right at the special values",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  const int n = 1 << 16;
+  Buffer<float> wide(n), exponent(n);
+  for (int i = 0; i < n; ++i) {
+    wide(i) = std::ldexp(std::uniform_real_distribution<float>(1, 2)(rng), std::uniform_int_distribution<int>(-149, 127)(rng));
+    exponent(i) = std::uniform_real_distribution<float>(-87.0f, 88.5f)(rng);
+  }
+  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, -2.5f, INFINITY, -INFINITY, NAN, 1e-45f, 100.0f, -100.0f};
+  for (size_t k = 0; k < std::size(specials); ++k)
+    wide(int(k)) = exponent(int(k)) = specials[k];
+  ImageParam a(Float(32), 1, "a"), b(Float(32), 1, "b");
+  a.set(wide), b.set(exponent);
+  Var x("x");
+  Func e("vexp"), l("vlog"), p("vpow");
+  e(x) = exp(b(x));
+  l(x) = log(a(x));
+  p(x) = pow(b(x), a(x));
+  for (Func *f : {&e, &l, &p})
+    f->vectorize(x, 8);
+  Buffer<float> es = Pipeline(e).realize<float>({n}), ls = Pipeline(l).realize<float>({n}),
+                ps = Pipeline(p).realize<float>({n});
+  // Units in the last place of the float nearest `want`; subnormal results may flush to zero.
+  auto ulps = [](float got, double want) {
+    if (std::isnan(want))
+      return std::isnan(got) ? 0.0 : 1e9;
+    if (std::isinf(want) || std::fabs(want) > FLT_MAX)
+      return got == float(want) ? 0.0 : 1e9;
+    if (std::fabs(want) < FLT_MIN)
+      return std::fabs(got) <= FLT_MIN ? 0.0 : 1e9;
+    const float w = float(want);
+    return std::fabs(got - want) / double(std::nextafter(std::fabs(w), INFINITY) - std::fabs(w));
+  };
+  double worstExp = 0, worstLog = 0;
+  for (int i = 0; i < n; ++i) {
+    worstExp = std::max(worstExp, ulps(es(i), std::exp(double(exponent(i)))));
+    worstLog = std::max(worstLog, ulps(ls(i), std::log(double(wide(i)))));
+  }
+  CHECK(worstExp <= 2.0);
+  CHECK(worstLog <= 3.0);
+  // pow at the special values (each with itself as the exponent), as the C library's.
+  for (size_t k = 0; k < std::size(specials); ++k) {
+    INFO("pow(" << exponent(int(k)) << ", " << wide(int(k)) << ")");
+    const double want = std::pow(double(exponent(int(k))), double(wide(int(k))));
+    CHECK(ulps(ps(int(k)), want) <= 2.0);
+  }
+}
