@@ -129,14 +129,16 @@ llvm::Value *CodeGen_Host::polynomialLog(llvm::Value *x) {
   llvm::Value *large = Builder->CreateFCmpOGT(m, constant(1.41421356));
   m = Builder->CreateSelect(large, Builder->CreateFMul(m, constant(0.5)), m);
   e = Builder->CreateAdd(e, Builder->CreateZExt(large, intType));
-  // log m = 2 atanh(t), t = (m - 1) / (m + 1) in [-0.172, 0.172]: t + t^3/3 + ... + t^9/9, the
-  // rest below 1e-9.
-  llvm::Value *t = Builder->CreateFDiv(Builder->CreateFSub(m, constant(1.0)), Builder->CreateFAdd(m, constant(1.0)));
-  llvm::Value *t2 = Builder->CreateFMul(t, t);
-  llvm::Value *series = constant(1.0 / 9);
-  for (double c : {1.0 / 7, 1.0 / 5, 1.0 / 3, 1.0})
-    series = Builder->CreateFAdd(Builder->CreateFMul(series, t2), constant(c));
-  llvm::Value *logM = Builder->CreateFMul(constant(2.0), Builder->CreateFMul(t, series));
+  // log m = f - f^2/2 + f^3 P(f), f = m - 1 in [-0.293, 0.415], with P of degree 7 fitted (least
+  // squares, relative error) to within about 2 units in the last place: no division.
+  llvm::Value *f = Builder->CreateFSub(m, constant(1.0));
+  llvm::Value *p = constant(-0.07362867891788483);
+  for (double c : {0.1262032687664032, -0.13202103972434998, 0.14227114617824554, -0.16621370613574982,
+                   0.19999825954437256, -0.2500085234642029, 0.3333335518836975})
+    p = Builder->CreateFAdd(Builder->CreateFMul(p, f), constant(c));
+  llvm::Value *f2 = Builder->CreateFMul(f, f);
+  llvm::Value *logM = Builder->CreateFAdd(Builder->CreateFSub(f, Builder->CreateFMul(constant(0.5), f2)),
+                                          Builder->CreateFMul(Builder->CreateFMul(f2, f), p));
   llvm::Value *result =
       Builder->CreateFAdd(logM, Builder->CreateFMul(Builder->CreateSIToFP(e, type), constant(0.6931471805599453)));
   // log 0 = -infinity, log of a negative number NaN, log infinity = infinity, log NaN = NaN.
