@@ -129,13 +129,8 @@ std::string letPrefix(const std::string &stageName, size_t i, size_t count) {
 }
 
 void definePure(FunctionContents &f, const std::vector<Expr> &args, std::vector<Expr> values) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!values[i].defined())
-      throw CompileError("Func " + f.name + " defined with an undefined Expr");
-    if (values[i].type().is_vector())
-      throw CompileError("Func " + f.name + " defined with a vector value");
+  for (size_t i = 0; i < values.size(); ++i)
     values[i] = common_subexpression_elimination(values[i], letPrefix(f.name + ".s0", i, values.size()));
-  }
   std::vector<std::string> names;
   for (const Expr &arg : args)
     names.push_back(arg.as<Variable>()->name);
@@ -170,10 +165,6 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
     args[i] = integerArgument(args[i], f->name, i);
   for (size_t i = 0; i < values.size(); ++i) {
     Expr &value = values[i];
-    if (!value.defined())
-      throw CompileError("Func " + f->name + " updated with an undefined Expr");
-    if (value.type().is_vector())
-      throw CompileError("Func " + f->name + " defined with a vector value");
     value = common_subexpression_elimination(value, letPrefix(stageName, i, values.size()));
     const Type type = f->types[i];
     if (value.type() != type) {
@@ -304,9 +295,12 @@ namespace {
 
 // Defines f(args) = values: the pure definition when f is undefined, an update otherwise.
 void define(const std::shared_ptr<FunctionContents> &f, const std::vector<Expr> &lhs, const std::vector<Expr> &values) {
-  for (const Expr &value : values)
+  for (const Expr &value : values) {
     if (!value.defined())
       throw CompileError("Func " + f->name + " defined with an undefined Expr");
+    if (value.type().is_vector())
+      throw CompileError("Func " + f->name + " defined with a vector value");
+  }
   const int dimensions = f->defined() ? static_cast<int>(f->args.size()) : -1;
   const std::vector<Expr> args = expand_implicit_lhs(lhs, values, dimensions, f->name);
   if (f->defined()) {
@@ -419,7 +413,7 @@ Expr FuncRef::operator[](int i) const {
   return Call::make(Function->types[i], Function->name, std::move(args), Call::Halide, Function, nullptr, i);
 }
 
-Tuple::Tuple(const FuncRef &call) : Values() {
+Tuple::Tuple(const FuncRef &call) {
   for (size_t i = 0; i < call.size(); ++i)
     Values.push_back(call[static_cast<int>(i)]);
 }
