@@ -247,7 +247,7 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
   try {
     runtime::cuda::ScopedContext scoped(&call.Runtime);
     runtime::cuda::BufferStaging staging(&call.Runtime, scoped);
-    std::vector<bool> outputStaged;
+    llvm::SmallVector<bool, 4> outputStaged;
     for (size_t v = 0; v < outputs.size(); ++v)
       outputStaged.push_back(buffers[v].device == 0);
     for (size_t i = 0; i < arguments.size(); ++i)
