@@ -551,16 +551,23 @@ llvm::Value *CodeGen_LLVM::call_intrinsic(const std::string &name, Type t, const
     return Builder->CreateNot(args[0]);
   PTXJIT_INTERNAL_ASSERT(name == Call::ShiftLeft || name == Call::ShiftRight, "codegen: unknown intrinsic " + name);
   // LLVM's shifts are poison from the width up; the language's shift every bit out there, and a
-  // negative signed amount shifts the other way.
+  // negative signed amount shifts the other way. The shift itself always gets an amount inside
+  // the width: poison in an unselected lane still lets LLVM take the value for something it is
+  // not (a shifted odd constant for never zero, a divisor it may divide by in every lane).
   llvm::Type *type = llvm_type_of(t);
   llvm::Value *a = args[0], *amount = args[1];
   llvm::Value *zero = llvm::Constant::getNullValue(type);
   llvm::Value *width = llvm::ConstantInt::get(type, t.bits);
+  // An unsigned minimum, not a select: InstCombine folds a select amount back into selected
+  // shifts.
+  auto inWidth = [&](llvm::Value *n) {
+    return Builder->CreateBinaryIntrinsic(llvm::Intrinsic::umin, n, llvm::ConstantInt::get(type, t.bits - 1));
+  };
   auto left = [&](llvm::Value *n) {
-    return Builder->CreateSelect(Builder->CreateICmpULT(n, width), Builder->CreateShl(a, n), zero);
+    return Builder->CreateSelect(Builder->CreateICmpULT(n, width), Builder->CreateShl(a, inWidth(n)), zero);
   };
   auto right = [&](llvm::Value *n) {
-    llvm::Value *shifted = t.is_int() ? Builder->CreateAShr(a, n) : Builder->CreateLShr(a, n);
+    llvm::Value *shifted = t.is_int() ? Builder->CreateAShr(a, inWidth(n)) : Builder->CreateLShr(a, inWidth(n));
     llvm::Value *allOut =
         t.is_int() ? Builder->CreateAShr(a, llvm::ConstantInt::get(type, t.bits - 1)) : zero;
     return Builder->CreateSelect(Builder->CreateICmpULT(n, width), shifted, allOut);

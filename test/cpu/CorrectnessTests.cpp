@@ -1103,3 +1103,54 @@ TEST_CASE("Sums with -2^31 are not rewritten into ones that overflow", "[cpu][pi
   Buffer<int32_t> s = Pipeline(scaled).realize<int32_t>({100});
   check_against(s, [&](const std::vector<int> &c) { return bits(c[0]) ? INT32_MIN + 5 : 5; });
 }
+
+// Seed 755003970: a vectorized uint8 division by 5 << n trapped (SIGFPE) where n reached the width.
+// The shift was computed as LLVM's (poison from the width up) under a select; LLVM, taking the
+// shift for never zero, divided by it in every lane, and the machine shift gave zero. Shifts are
+// now computed with an amount inside the width, so no lane holds poison.
+TEST_CASE("Divisions by shifts whose amount reaches the width give zero, in every lane", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam amounts(UInt(8), 1, "amounts"), values(Int(16), 1, "values");
+  Buffer<uint8_t> a(64);
+  Buffer<int16_t> v(64);
+  fill_random(a, seed, 0, 20);
+  fill_random(v, seed + 1, -30000, 30000);
+  amounts.set(a);
+  values.set(v);
+  Var x("x");
+  for (int lanes : {1, 8, 16}) {
+    INFO(lanes << " lanes");
+    Func unsignedQuotient("unsigned_quotient"), signedQuotient("signed_quotient");
+    unsignedQuotient(x) = (cast<uint8_t>(x) + cast<uint8_t>(1)) / (cast<uint8_t>(5) << amounts(x)) +
+                          cast<uint8_t>(200) % (cast<uint8_t>(3) << amounts(x));
+    signedQuotient(x) = values(x) / (cast<int16_t>(-3) << cast<int16_t>(amounts(x))) +
+                        values(x) % (cast<int16_t>(7) >> cast<int16_t>(amounts(x)));
+    if (lanes > 1) {
+      unsignedQuotient.vectorize(x, lanes);
+      signedQuotient.vectorize(x, lanes);
+    }
+    auto shiftLeft = [](int value, int amount, int bits) {
+      return amount >= bits ? 0 : int(uint32_t(value) << amount) & ((1 << bits) - 1);
+    };
+    auto euclid = [](int p, int q, bool mod) {
+      if (q == 0)
+        return 0;
+      int quotient = p / q, remainder = p % q;
+      if (remainder < 0) {
+        quotient += q > 0 ? -1 : 1;
+        remainder += q > 0 ? q : -q;
+      }
+      return mod ? remainder : quotient;
+    };
+    check_against(Pipeline(unsignedQuotient).realize<uint8_t>({64}), [&](const std::vector<int> &c) {
+      const int n = a(c[0]);
+      return uint8_t(euclid(uint8_t(c[0] + 1), shiftLeft(5, n, 8), false) + euclid(200, shiftLeft(3, n, 8), true));
+    });
+    check_against(Pipeline(signedQuotient).realize<int16_t>({64}), [&](const std::vector<int> &c) {
+      const int n = a(c[0]);
+      const int divisor = int16_t(shiftLeft(-3, n, 16)), modulus = n >= 16 ? 0 : 7 >> n;
+      return int16_t(euclid(v(c[0]), divisor, false) + euclid(v(c[0]), modulus, true));
+    });
+  }
+}
