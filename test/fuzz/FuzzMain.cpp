@@ -4,6 +4,7 @@
 // seed), prints each failure with its seed and a reduced reproduction, and a summary at the end.
 //   ptxjit_fuzz --seeds A B [--gpu]  runs seeds [A, B) in this process (what the children do).
 //   ptxjit_fuzz --ptx S [TARGET]  prints seed S's GPU variant and compiles it offline (default sm_80).
+//   ptxjit_fuzz --cpu-of-gpu S  runs seed S's GPU variant on the host, GPU loops as parallel ones.
 
 #include "RandomPipeline.h"
 
@@ -111,6 +112,16 @@ int main(int argc, char **argv) {
       std::string error = compile_to_ptx(p, i + 2 < argc ? argv[i + 2] : "x86-64-linux-cuda-cuda_capability_80");
       std::printf("%s\n%s\n", to_string(p).c_str(), error.empty() ? "compiled" : error.c_str());
       return error.empty() ? 0 : 1;
+    }
+    if (a == "--cpu-of-gpu" && i + 1 < argc) {
+      // Offline: the GPU variant of one seed with its block and thread loops as parallel host
+      // loops, to tell a wrong description from a wrong kernel without a device.
+      PipelineDesc p = random_pipeline(std::strtoull(argv[i + 1], nullptr, 10), true);
+      p.gpu = false;
+      Result r = run_pipeline(p, "host");
+      static const char *outcomes[] = {"passed", "discarded", "wrong values", "error"};
+      std::printf("%s\n%s %s\n", to_string(p).c_str(), outcomes[int(r.outcome)], r.message.c_str());
+      return r.outcome == Outcome::Pass || r.outcome == Outcome::Discarded ? 0 : 1;
     }
     if (a == "--minutes" && i + 1 < argc)
       minutes = std::atof(argv[++i]);

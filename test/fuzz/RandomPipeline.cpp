@@ -86,14 +86,15 @@ Value floatValue(double d) {
   return {0, d};
 }
 
-// A Tuple update's conversion of its first value to the second's type: a float is clamped to
-// [-25, 25] first, so that it converts to every integer type.
+// A Tuple update's conversion of its first value to the second's type: a float is clamped first,
+// to [-25, 25] for a signed type and [0, 25] for an unsigned one, so that it converts.
 constexpr double TupleClamp = 25.0;
+double tupleClampLow(Scalar to) { return isSigned(to) ? -TupleClamp : 0.0; }
 Value converted(Scalar to, Scalar from, const Value &v) {
   if (isFloat(to))
     return floatValue(isFloat(from) ? v.f : static_cast<double>(v.i));
   if (isFloat(from))
-    return intValue(to, static_cast<int64_t>(std::trunc(std::clamp(v.f, -TupleClamp, TupleClamp))));
+    return intValue(to, static_cast<int64_t>(std::trunc(std::clamp(v.f, tupleClampLow(to), TupleClamp))));
   return intValue(to, v.i);
 }
 
@@ -1126,7 +1127,7 @@ private:
       }
       Expr old = func(lhs)[0];
       if (isFloat(f.type) && !isFloat(f.secondType))
-        old = clamp(old, -float(TupleClamp), float(TupleClamp));
+        old = clamp(old, float(tupleClampLow(f.secondType)), float(TupleClamp));
       func(lhs) = Tuple(first, func(lhs)[1] + ptxjit::cast(typeOf(f.secondType), old));
     };
     if (u.kind == Update::Pointwise) {
@@ -1407,7 +1408,8 @@ std::string to_string(const PipelineDesc &p) {
     }
     if (f.tuple && u.kind != Update::None)
       s << "  // on value 0 of the Tuple; the same update adds the old value 0 to value 1 (" << name
-        << "(...)[1] + cast(" << name << "(...)[0]), a float clamped to [-25, 25] first)\n";
+        << "(...)[1] + cast(" << name << "(...)[0]), a float clamped to [-25, 25], or [0, 25] for an unsigned value 1, "
+        << "first)\n";
     if (i + 1 < p.funcs.size() && f.level < 0)
       continue;
     if (i + 1 < p.funcs.size())
