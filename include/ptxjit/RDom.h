@@ -13,13 +13,15 @@
 
 namespace ptxjit {
 struct ReductionDomainContents;
-class RawBuffer;
-class ImageParam;
 } // namespace ptxjit
 
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
+// Public classes are declared where their visibility is the default: a first declaration outside
+// decides it, and would hide them from the shared library.
+class RawBuffer;
+class ImageParam;
 
 /// A dimension of an RDom, or (default-constructed or named) a loop that a schedule makes by
 /// splitting or fusing RVars, as in `g.update().split(r, ro, ri, 4)`.
