@@ -4,6 +4,7 @@
 #include "ir/IRPrinter.h"
 #include "lang/Parameter.h"
 
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/raw_ostream.h>
@@ -201,28 +202,14 @@ llvm::Value *CodeGen_Host::vectorLibraryCall(const std::string &name, Type t, co
       chunkArgs.push_back(Builder->CreateShuffleVector(a, lanes));
     chunks.push_back(Builder->CreateCall(f, chunkArgs));
   }
-  // Concatenated back to the vector's lanes.
-  llvm::Value *result = chunks[0];
-  int have = width;
-  for (size_t k = 1; k < chunks.size(); ++k) {
-    std::vector<int> both;
-    for (int i = 0; i < have + width; ++i)
-      both.push_back(i);
-    // Two operands of one type: widen the gathered part to the chunk type's multiple first.
-    llvm::Value *next = chunks[k];
-    if (have != width) {
-      std::vector<int> widen;
-      for (int i = 0; i < have; ++i)
-        widen.push_back(i < width ? i : -1);
-      next = Builder->CreateShuffleVector(next, widen);
-    }
-    result = Builder->CreateShuffleVector(result, next, both);
-    have += width;
-  }
+  // Concatenated back, without the padding.
+  llvm::Value *result = llvm::concatenateVectors(*Builder, chunks);
+  if (static_cast<int>(chunks.size()) * width == t.lanes)
+    return result;
   std::vector<int> exact;
   for (int i = 0; i < t.lanes; ++i)
     exact.push_back(i);
-  return have == t.lanes ? result : Builder->CreateShuffleVector(result, exact);
+  return Builder->CreateShuffleVector(result, exact);
 }
 
 CodeGen_Host::CodeGen_Host(llvm::LLVMContext &context, const Target &target)

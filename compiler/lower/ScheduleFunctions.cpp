@@ -120,22 +120,6 @@ private:
   }
 };
 
-// Whether `s` reads Func `func`.
-bool reads(const Stmt &s, const std::string &func) {
-  struct Finder : IRVisitor {
-    const std::string &Name;
-    bool Found = false;
-    explicit Finder(const std::string &n) : Name(n) {}
-    using IRVisitor::visit;
-    void visit(const Call *op) override {
-      Found = Found || (op->call_type == Call::Halide && op->name == Name);
-      IRVisitor::visit(op);
-    }
-  } finder(func);
-  s.accept(&finder);
-  return finder.Found;
-}
-
 // The innermost loop around every use of `func` in `s`, outside vector loops, as a level (root
 // where there is none): where an inline reduction is computed unless scheduled.
 LoopLevel innermostLoopAround(const Stmt &s, const std::string &func) {
@@ -500,7 +484,7 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
       continue;
     }
     // A Func read only by values of an inlined Tuple that nothing reads is not computed.
-    if (!reads(result, f.name))
+    if (!calls(result, f.name))
       continue;
     LoopLevel compute = f.computed_at(), store = f.stored_at();
     if (f.inline_reduction && !f.compute_level_set) {
