@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the tests. Usage: scripts/test.sh [dev|release|asan|tsan] [extra ctest arguments]
 # dev (default) runs every suite; [gpu] tests skip with a reason where there is no GPU.
-# asan runs the unit, cpu and ptx suites under AddressSanitizer + UndefinedBehaviorSanitizer (all
-# but the random PTX pipelines: one of them, GPU seed 5, spends 25 s in bounds inference even
-# unsanitized, a compile-time bug of issue #10 still open, and over 25 minutes under ASan);
+# asan runs the unit, cpu and ptx suites under AddressSanitizer + UndefinedBehaviorSanitizer;
 # tsan the unit and cpu suites (all but the long differential test) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -114,7 +114,7 @@ std::vector<Box> stageRegions(const FunctionContents &f, const Box &last, CallBo
 } // namespace
 
 Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume, const Stmt &consumer,
-                           CallBounds &funcValues) {
+                           CallBounds &funcValues, Lets *hoisted) {
   const Box required = box_touched(consumer, {f.name, true, false, &funcValues});
   if (required.size() != f.args.size())
     throw CompileError("Func " + f.name + " is not used where it is computed");
@@ -124,7 +124,7 @@ Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume
       last[i] = {b->min, simplify(b->min + b->extent - 1)};
   std::vector<Box> regions = stageRegions(f, last, funcValues);
 
-  std::vector<std::pair<std::string, Expr>> lets;
+  Lets lets;
   std::vector<Stmt> checks;
   // bound_extent() and align_bounds() apply to what the consumers and the updates need; the last
   // stage computes that region, earlier ones also what the updates read over it.
@@ -162,6 +162,10 @@ Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume
     }
   }
   Stmt body = Block::make(Block::make(checks), produceConsume);
+  if (hoisted) {
+    hoisted->insert(hoisted->end(), lets.begin(), lets.end());
+    return body;
+  }
   for (auto it = lets.rbegin(); it != lets.rend(); ++it)
     body = LetStmt::make(it->first, it->second, body);
   return body;
@@ -172,7 +176,7 @@ Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body, CallBounds
   if (touched.size() != f.args.size())
     throw CompileError("Func " + f.name + " is not used where it is stored");
   Region bounds;
-  std::vector<std::pair<std::string, Expr>> lets;
+  Lets lets;
   for (size_t i = 0; i < f.args.size(); ++i) {
     if (!touched[i].is_bounded())
       throw CompileError("cannot infer the storage of Func " + f.name + " in dimension " + f.args[i] +
@@ -212,10 +216,8 @@ Stmt check_output_reads(const FunctionContents &output, const Stmt &consumer, Ca
   return Block::make(Block::make(checks), consumer);
 }
 
-Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const std::vector<Stmt> &scheduleChecks,
-                          CallBounds &funcValues) {
-  std::vector<std::pair<std::string, Expr>> lets;
-  std::vector<Stmt> checks = scheduleChecks;
+void define_output_bounds(const FunctionContents &output, CallBounds &funcValues, Lets &lets,
+                          std::vector<Stmt> &checks) {
   Box region;
   // A Tuple's buffers cover one region: the first buffer's.
   const size_t count = output.types.size();
@@ -283,10 +285,6 @@ Stmt define_output_bounds(const FunctionContents &output, const Stmt &s, const s
                                             " read or write [%, %]",
                                         {r.min, r.max, touched[i].min, touched[i].max}));
   }
-  Stmt body = Block::make(Block::make(checks), s);
-  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
-    body = LetStmt::make(it->first, it->second, body);
-  return body;
 }
 
 } // namespace ptxjit::lower

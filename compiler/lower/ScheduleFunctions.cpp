@@ -469,6 +469,9 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
   };
 
   Stmt result;
+  // The region lets of the Funcs computed at root, consumers first: each is stated in the names
+  // of the ones before it.
+  Lets rootLets;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const FunctionContents &f = *env.at(*it);
     if (isOutput(f)) {
@@ -517,7 +520,8 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
         stageNests.push_back(build_stage_loop_nest(f, s, nullptr));
       Stmt produce = ProducerConsumer::make(f.name, true, Block::make(stageNests));
       Stmt consume = ProducerConsumer::make(f.name, false, consumer);
-      return define_compute_bounds(f, Block::make(produce, consume), consumer, funcValues);
+      return define_compute_bounds(f, Block::make(produce, consume), consumer, funcValues,
+                                   compute.kind == LoopLevel::Root ? &rootLets : nullptr);
     });
     result = injectAt(result, store, f.name, "stored", [&](const Stmt &body) { return realize_with_bounds(f, body, funcValues); });
 
@@ -534,8 +538,19 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
                          outside.ParallelBetween + ", but computed inside it at " + describe(compute) +
                          ": the loop's iterations would race on its storage; store it inside that loop");
   }
-  for (auto it = outputs.rbegin(); it != outputs.rend(); ++it)
-    result = define_output_bounds(**it, result, outputChecks[(*it)->name], funcValues);
+  // The outputs' regions, then the root Funcs' in their names, around the checks of every output's
+  // schedule (stated over its region) and the pipeline.
+  Lets lets;
+  std::vector<Stmt> checks;
+  for (const auto &output : outputs) {
+    const std::vector<Stmt> &scheduleChecks = outputChecks[output->name];
+    checks.insert(checks.end(), scheduleChecks.begin(), scheduleChecks.end());
+    define_output_bounds(*output, funcValues, lets, checks);
+  }
+  lets.insert(lets.end(), rootLets.begin(), rootLets.end());
+  result = Block::make(Block::make(checks), result);
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+    result = LetStmt::make(it->first, it->second, result);
   return result;
 }
 

@@ -506,3 +506,29 @@ TEST_CASE("An inline reduction in a kernel accumulates in registers", "[ptx]") {
   CHECK_THAT(ptx, !Catch::Contains(".local"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+// The region of each root Func is stated in its consumers' region names, not expanded into the
+// output's: expanded, every level of a chain of stencils with rounded-up tiles doubled the size of
+// the region expressions (a runaway compile, 25 s for 8 Funcs).
+TEST_CASE("Bounds of a long chain of root stencils stay small", "[ptx]") {
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  ImageParam in(Float(32), 2, "in");
+  Func input = BoundaryConditions::repeat_edge(in);
+  std::vector<Func> chain{input};
+  const int length = 12;
+  for (int k = 0; k < length; ++k) {
+    Func f("f" + std::to_string(k));
+    f(x, y) = chain.back()(x - 1, y) + chain.back()(x + 1, y + 1) * 0.5f;
+    f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, k % 2 ? TailStrategy::RoundUp : TailStrategy::ShiftInward);
+    chain.push_back(f);
+  }
+  const std::string stmt = Pipeline(chain.back()).lowered_stmt(Target("host-cuda-cuda_capability_80"));
+  size_t longest = 0;
+  for (size_t at = 0, end; at < stmt.size(); at = end + 1) {
+    end = std::min(stmt.find('\n', at), stmt.size());
+    longest = std::max(longest, end - at);
+  }
+  INFO(stmt.size() << " characters, the longest line " << longest);
+  CHECK(longest < 1000);
+  CHECK(stmt.size() < 100000);
+}
