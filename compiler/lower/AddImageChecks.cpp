@@ -1,4 +1,5 @@
 #include "AddImageChecks.h"
+#include "BoundsInference.h"
 
 #include "BoxesTouched.h"
 #include "ir/Constants.h"
@@ -45,15 +46,13 @@ bool isChecks(const Stmt &s) {
   return block && isChecks(block->first) && isChecks(block->rest);
 }
 
-// The checks go inside the leading lets, which define the output's region they refer to, and
-// after the output's own checks: an output its schedule cannot fill is named before the inputs
-// that region would read.
-Stmt insertInsideLets(const Stmt &s, const Stmt &checks) {
-  if (const auto *let = s.as<LetStmt>())
-    return LetStmt::make(let->name, let->value, insertInsideLets(let->body, checks));
-  if (const auto *block = s.as<Block>(); block && isChecks(block->first))
+// The checks go inside the leading lets, which define the regions they refer to, and after the
+// output's own checks: an output its schedule cannot fill is named before the inputs that region
+// would read.
+Stmt insertAfterOutputChecks(const Stmt &body, const Stmt &checks) {
+  if (const auto *block = body.as<Block>(); block && isChecks(block->first))
     return Block::make(block->first, Block::make(checks, block->rest));
-  return Block::make(checks, s);
+  return Block::make(checks, body);
 }
 
 } // namespace
@@ -96,15 +95,13 @@ Stmt add_image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
       denseCheck(output.name, "output");
       spanCheck(output.name, output.dimensions, "output");
     }
-  const Stmt *body = &s;
-  while (const auto *let = body->as<LetStmt>())
-    body = &let->body;
+  const auto [lets, body] = peel_lets(s);
   for (const auto &image : images) {
     if (image->dimensions > 0) {
       denseCheck(image->name, "input");
       spanCheck(image->name, image->dimensions, "input");
     }
-    Box box = box_touched(*body, {image->name, true, false, &funcValues});
+    Box box = box_touched(body, {image->name, true, false, &funcValues});
     for (size_t i = 0; i < box.size(); ++i) {
       if (!box[i].is_bounded())
         throw CompileError("cannot infer the region of input " + image->name + " read in dimension " +
@@ -119,7 +116,7 @@ Stmt add_image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
                                         {box[i].min, box[i].max, min, max}));
     }
   }
-  return insertInsideLets(s, Block::make(checks));
+  return wrap_in_lets(lets, insertAfterOutputChecks(body, Block::make(checks)));
 }
 
 } // namespace ptxjit::lower

@@ -113,8 +113,24 @@ std::vector<Box> stageRegions(const FunctionContents &f, const Box &last, CallBo
 
 } // namespace
 
-Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume, const Stmt &consumer,
-                           CallBounds &funcValues, Lets *hoisted) {
+std::pair<Lets, Stmt> peel_lets(const Stmt &s) {
+  Lets lets;
+  Stmt body = s;
+  while (const auto *let = body.as<LetStmt>()) {
+    lets.emplace_back(let->name, let->value);
+    body = let->body;
+  }
+  return {lets, body};
+}
+
+Stmt wrap_in_lets(const Lets &lets, Stmt body) {
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
+    body = LetStmt::make(it->first, it->second, body);
+  return body;
+}
+
+Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produce, const Stmt &level, CallBounds &funcValues) {
+  auto [lets, consumer] = peel_lets(level);
   const Box required = box_touched(consumer, {f.name, true, false, &funcValues});
   if (required.size() != f.args.size())
     throw CompileError("Func " + f.name + " is not used where it is computed");
@@ -124,7 +140,6 @@ Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume
       last[i] = {b->min, simplify(b->min + b->extent - 1)};
   std::vector<Box> regions = stageRegions(f, last, funcValues);
 
-  Lets lets;
   std::vector<Stmt> checks;
   // bound_extent() and align_bounds() apply to what the consumers and the updates need; the last
   // stage computes that region, earlier ones also what the updates read over it.
@@ -161,38 +176,49 @@ Stmt define_compute_bounds(const FunctionContents &f, const Stmt &produceConsume
       lets.emplace_back(stageVar(f, k, v, "max"), simplify(regions[k][i].max));
     }
   }
-  Stmt body = Block::make(Block::make(checks), produceConsume);
-  if (hoisted) {
-    hoisted->insert(hoisted->end(), lets.begin(), lets.end());
-    return body;
-  }
-  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
-    body = LetStmt::make(it->first, it->second, body);
-  return body;
+  Stmt body = Block::make(produce, ProducerConsumer::make(f.name, false, consumer));
+  return wrap_in_lets(lets, Block::make(Block::make(checks), body));
 }
 
-Stmt realize_with_bounds(const FunctionContents &f, const Stmt &body, CallBounds &funcValues) {
+namespace {
+
+// A storage extent in the leading lets' names, constant where their values make it one: a tile's
+// producer stored at the tile's loop has a constant size (and strides) although its region's ends
+// are not constants. The values are substituted innermost first while the expression stays small.
+Expr storageExtent(const Interval &touched, const Lets &lets) {
+  Expr extent = simplify(touched.max - touched.min + 1);
+  Expr expanded = extent;
+  for (auto it = lets.rbegin(); it != lets.rend() && !is_const(expanded); ++it) {
+    if (!uses_variable(expanded, it->first))
+      continue;
+    expanded = simplify(substitute(it->first, it->second, expanded));
+    if (has_more_nodes_than(expanded, MaxExpandedLetNodes))
+      break;
+  }
+  return is_const(expanded) ? expanded : extent;
+}
+
+} // namespace
+
+Stmt realize_with_bounds(const FunctionContents &f, const Stmt &level, CallBounds &funcValues) {
+  auto [lets, body] = peel_lets(level);
   Box touched = box_touched(body, {f.name, true, true, &funcValues});
   if (touched.size() != f.args.size())
     throw CompileError("Func " + f.name + " is not used where it is stored");
   Region bounds;
-  Lets lets;
+  Lets storage;
   for (size_t i = 0; i < f.args.size(); ++i) {
     if (!touched[i].is_bounded())
       throw CompileError("cannot infer the storage of Func " + f.name + " in dimension " + f.args[i] +
                          ": accesses are unbounded");
     std::string min = buffer_field_name(f.name, "min", static_cast<int>(i));
     std::string extent = buffer_field_name(f.name, "extent", static_cast<int>(i));
-    lets.emplace_back(min, simplify(touched[i].min));
-    // From both bounds, not the min's let: min(...) + 31 - min(...) simplifies to a constant
-    // extent (a shifted tile), which makes the storage's strides constant.
-    lets.emplace_back(extent, simplify(touched[i].max - touched[i].min + 1));
+    storage.emplace_back(min, simplify(touched[i].min));
+    storage.emplace_back(extent, storageExtent(touched[i], lets));
     bounds.push_back({var(min), var(extent)});
   }
-  Stmt result = Realize::make(f.name, f.types, bounds, body, f.memory_type);
-  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
-    result = LetStmt::make(it->first, it->second, result);
-  return result;
+  lets.insert(lets.end(), storage.begin(), storage.end());
+  return wrap_in_lets(lets, Realize::make(f.name, f.types, bounds, body, f.memory_type));
 }
 
 Stmt check_output_reads(const FunctionContents &output, const Stmt &consumer, CallBounds &funcValues) {

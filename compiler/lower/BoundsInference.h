@@ -10,19 +10,27 @@
 
 namespace ptxjit::lower {
 
+/// Lets in order, outermost first.
 using Lets = std::vector<std::pair<std::string, ir::Expr>>;
 
-/// Wraps `produceConsume` (placed where `consumer` was) in the lets defining f's computed region.
-/// Where `hoisted` is given (f is computed at root), the lets are appended to it instead, to be
-/// defined around the whole pipeline: the consumers' own region lets are then free names in
-/// `consumer`, and f's region is stated in them rather than expanded into the output's region
-/// (expanded, every level of a chain of stencils multiplied the size of the expressions).
-/// Coordinates that are Func values are bounded by `funcValues` here and below.
-ir::Stmt define_compute_bounds(const FunctionContents &f, const ir::Stmt &produceConsume, const ir::Stmt &consumer,
-                               ir::CallBounds &funcValues, Lets *hoisted = nullptr);
+/// The lets leading `s` and the statement inside them.
+std::pair<Lets, ir::Stmt> peel_lets(const ir::Stmt &s);
+ir::Stmt wrap_in_lets(const Lets &lets, ir::Stmt body);
 
-/// Wraps `body` in f's Realize, sized to what `body` touches.
-ir::Stmt realize_with_bounds(const FunctionContents &f, const ir::Stmt &body, ir::CallBounds &funcValues);
+// The region and storage lets of the Funcs computed or stored at one level (a loop's body, or the
+// root) lead that level's statement, consumers' first. A producer's region is found in the
+// statement inside them, where they are free names: stated in them, it stays small (expanded into
+// the outermost variables, every level of a chain of stencils multiplied its size).
+
+/// Computes f (`produce`) at the level whose statement is `level`, before what follows: f's region
+/// lets join the leading ones.
+/// Coordinates that are Func values are bounded by `funcValues` here and below.
+ir::Stmt define_compute_bounds(const FunctionContents &f, const ir::Stmt &produce, const ir::Stmt &level,
+                               ir::CallBounds &funcValues);
+
+/// Stores f at the level whose statement is `level`: f's Realize, sized to what it touches, goes
+/// inside the leading lets, and its storage lets join them.
+ir::Stmt realize_with_bounds(const FunctionContents &f, const ir::Stmt &level, ir::CallBounds &funcValues);
 
 /// Wraps `consumer` in a check that what it reads of `output` (one of several outputs, computed
 /// over its buffer's region) lies inside that region.

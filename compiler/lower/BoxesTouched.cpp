@@ -110,14 +110,44 @@ private:
     Interval direct = bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds);
     const bool exact = as_const_int(direct.min) && as_const_int(direct.max);
     Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify_for_bounds(value), TheScope, Query.call_bounds);
-    bind(op->name, {tighter(direct.min, expanded.min, true), tighter(direct.max, expanded.max, false)}, op->body);
+    bindNamingLargeEnds(op->name, {tighter(direct.min, expanded.min, true), tighter(direct.max, expanded.max, false)},
+                        op->body);
     restore(LetValues, op->name, saved);
     restore(LetDefinitions, op->name, savedDefinition);
   }
 
+  // Binds `name` to `value` for `body` like bind(), but an end of more than MaxRepeatedEndNodes
+  // becomes a name, defined by a Let around the ends of the box found in `body`: repeated, the
+  // ends of nested lets multiply in size (the image checks of a chain of stencils computed in
+  // one tile grew to megabytes).
+  static constexpr int MaxRepeatedEndNodes = 50;
+  template <typename Body> void bindNamingLargeEnds(const std::string &name, const Interval &value, const Body &body) {
+    std::vector<std::pair<std::string, Expr>> ends;
+    Interval named = value;
+    for (auto [end, suffix] : {std::pair{&named.min, ".lower"}, std::pair{&named.max, ".upper"}})
+      if (end->defined() && has_more_nodes_than(*end, MaxRepeatedEndNodes)) {
+        ends.emplace_back(name + suffix, *end);
+        *end = Variable::make(end->type(), name + suffix);
+      }
+    if (ends.empty())
+      return bind(name, value, body);
+    Box outside = std::move(Result);
+    Result.clear();
+    bind(name, named, body);
+    Box inside = std::move(Result);
+    Result = std::move(outside);
+    for (Interval &i : inside)
+      for (Expr *e : {&i.min, &i.max})
+        for (auto it = ends.rbegin(); it != ends.rend(); ++it)
+          if (e->defined() && uses_variable(*e, it->first))
+            *e = Let::make(it->first, it->second, *e);
+    if (!inside.empty())
+      mergeBox(inside);
+  }
+
   void visit(const Let *op) override {
     op->value.accept(this);
-    bind(op->name, bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds), op->body);
+    bindNamingLargeEnds(op->name, bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds), op->body);
   }
 
   void visit(const For *op) override {
@@ -165,20 +195,27 @@ private:
       narrow(a->b, scope);
       return;
     }
-    auto upper = [&](const Expr &var, const Expr &limit) {
+    // A variable defined outside the statement is one value: narrowed, it is that value clamped.
+    auto narrowable = [&](const Expr &var) -> Interval * {
       const auto *v = var.as<Variable>();
-      if (!v || !scope.count(v->name))
+      if (!v)
+        return nullptr;
+      return &scope.emplace(v->name, Interval{var, var}).first->second;
+    };
+    auto upper = [&](const Expr &var, const Expr &limit) {
+      Interval *narrowed = narrowable(var);
+      if (!narrowed)
         return;
-      Interval &i = scope[v->name];
+      Interval &i = *narrowed;
       Interval l = limitBounds(limit, scope);
       if (l.max.defined())
         i.max = i.max.defined() ? simplify(Min::make(i.max, l.max)) : l.max;
     };
     auto lower = [&](const Expr &var, const Expr &limit) {
-      const auto *v = var.as<Variable>();
-      if (!v || !scope.count(v->name))
+      Interval *narrowed = narrowable(var);
+      if (!narrowed)
         return;
-      Interval &i = scope[v->name];
+      Interval &i = *narrowed;
       Interval l = limitBounds(limit, scope);
       if (l.min.defined())
         i.min = i.min.defined() ? simplify(Max::make(i.min, l.min)) : l.min;

@@ -469,9 +469,6 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
   };
 
   Stmt result;
-  // The region lets of the Funcs computed at root, consumers first: each is stated in the names
-  // of the ones before it.
-  Lets rootLets;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const FunctionContents &f = *env.at(*it);
     if (isOutput(f)) {
@@ -480,10 +477,14 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
       for (int s = 0; s < f.num_stages(); ++s)
         stages.push_back(build_stage_loop_nest(f, s, &outputChecks[f.name]));
       Stmt produce = ProducerConsumer::make(f.name, true, Block::make(stages));
-      if (result.defined())
-        result = Block::make(produce, ProducerConsumer::make(f.name, false, check_output_reads(f, result, funcValues)));
-      else
+      if (result.defined()) {
+        // The root level's lets stay leading.
+        auto [lets, consumer] = peel_lets(result);
+        result = wrap_in_lets(lets, Block::make(produce, ProducerConsumer::make(f.name, false,
+                                                                                 check_output_reads(f, consumer, funcValues))));
+      } else {
         result = produce;
+      }
       continue;
     }
     // A Func read only by values of an inlined Tuple that nothing reads is not computed.
@@ -514,14 +515,11 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
       throw CompileError("Func " + f.name + " is stored at " + describe(store) + ", but " + store.func +
                          " is not part of this pipeline");
 
-    result = injectAt(result, compute, f.name, "computed", [&](const Stmt &consumer) {
+    result = injectAt(result, compute, f.name, "computed", [&](const Stmt &level) {
       std::vector<Stmt> stageNests;
       for (int s = 0; s < f.num_stages(); ++s)
         stageNests.push_back(build_stage_loop_nest(f, s, nullptr));
-      Stmt produce = ProducerConsumer::make(f.name, true, Block::make(stageNests));
-      Stmt consume = ProducerConsumer::make(f.name, false, consumer);
-      return define_compute_bounds(f, Block::make(produce, consume), consumer, funcValues,
-                                   compute.kind == LoopLevel::Root ? &rootLets : nullptr);
+      return define_compute_bounds(f, ProducerConsumer::make(f.name, true, Block::make(stageNests)), level, funcValues);
     });
     result = injectAt(result, store, f.name, "stored", [&](const Stmt &body) { return realize_with_bounds(f, body, funcValues); });
 
@@ -538,8 +536,9 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
                          outside.ParallelBetween + ", but computed inside it at " + describe(compute) +
                          ": the loop's iterations would race on its storage; store it inside that loop");
   }
-  // The outputs' regions, then the root Funcs' in their names, around the checks of every output's
-  // schedule (stated over its region) and the pipeline.
+  // The outputs' regions, then the root level's lets in their names, around the checks of every
+  // output's schedule (stated over its region) and the pipeline.
+  auto [rootLets, body] = peel_lets(result);
   Lets lets;
   std::vector<Stmt> checks;
   for (const auto &output : outputs) {
@@ -548,10 +547,7 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
     define_output_bounds(*output, funcValues, lets, checks);
   }
   lets.insert(lets.end(), rootLets.begin(), rootLets.end());
-  result = Block::make(Block::make(checks), result);
-  for (auto it = lets.rbegin(); it != lets.rend(); ++it)
-    result = LetStmt::make(it->first, it->second, result);
-  return result;
+  return wrap_in_lets(lets, Block::make(Block::make(checks), body));
 }
 
 } // namespace ptxjit::lower

@@ -452,6 +452,48 @@ TEST_CASE("A definition that reuses subexpressions many levels deep compiles qui
   }, 1e-4);
 }
 
+TEST_CASE("Long chains of stencils compile quickly at every compute level", "[cpu][pipeline]") {
+  // Each Func's region is stated in its consumer's: expanded into the output's, the expressions
+  // doubled with every level (a chain of 8 in one tile took minutes to compile).
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 23, h = 17, length = 12;
+  Buffer<float> input(w, h);
+  fill_random(input, seed);
+  std::function<float(int, int, int)> reference = [&](int level, int x, int y) {
+    return level == 0 ? clampedAt(input, x, y)
+                      : reference(level - 1, x - 1, y) + reference(level - 1, x + 1, y + 1) * 0.5f;
+  };
+  for (const char *schedule : {"root tiles", "in the output's tile, split and shifted", "at the consumer's rows"}) {
+    INFO(schedule);
+    Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+    ImageParam in(Float(32), 2, "in");
+    in.set(input);
+    std::vector<Func> chain{BoundaryConditions::repeat_edge(in)};
+    for (int k = 0; k < length; ++k) {
+      Func f("f" + std::to_string(k));
+      f(x, y) = chain.back()(x - 1, y) + chain.back()(x + 1, y + 1) * 0.5f;
+      chain.push_back(f);
+    }
+    Func out = chain.back();
+    out.tile(x, y, xo, yo, xi, yi, 8, 4, TailStrategy::ShiftInward);
+    for (int k = 1; k < length; ++k) {
+      if (schedule[0] == 'r')
+        chain[k].compute_root().tile(x, y, xo, yo, xi, yi, 8, 4, TailStrategy::GuardWithIf);
+      else if (schedule[0] == 'i')
+        chain[k].compute_at(out, xo).split(x, xo, xi, 4, TailStrategy::ShiftInward);
+      else
+        chain[k].compute_at(chain[k + 1], k + 1 == length ? xo : y);
+    }
+    Pipeline p(out);
+    CHECK(p.lowered_stmt(Target("host")).size() < 200000);
+    Buffer<float> result(w + 3, h + 2);
+    result.set_min({-2, -1});
+    p.realize(result);
+    check_against(result, [&](const std::vector<int> &c) { return reference(length, c[0], c[1]); }, 1e-4);
+  }
+}
+
 TEST_CASE("Atomic updates let a histogram's RVar loop run in parallel", "[cpu][pipeline]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
