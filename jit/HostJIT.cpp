@@ -75,6 +75,7 @@ JITState &state() {
     define("ptxjit_malloc", reinterpret_cast<void *>(&ptxjit_malloc));
     define("ptxjit_free", reinterpret_cast<void *>(&ptxjit_free));
     define("ptxjit_assert_failed", reinterpret_cast<void *>(&ptxjit_assert_failed));
+    define("ptxjit_print", reinterpret_cast<void *>(&ptxjit_print));
     define("ptxjit_do_par_for", reinterpret_cast<void *>(&ptxjit_do_par_for));
     define("ptxjit_cuda_launch", reinterpret_cast<void *>(&ptxjit_cuda_launch));
     define("ptxjit_cuda_malloc", reinterpret_cast<void *>(&ptxjit_cuda_malloc));

@@ -7,6 +7,8 @@ namespace ptxjit::runtime {
 
 /// Passes `message` to the call's error handler (`context` is a ptxjit_call_context *).
 void report_error(void *context, const std::string &message);
+/// Passes `message` to the call's print handler (print() in a pipeline).
+void report_print(void *context, const std::string &message);
 
 } // namespace ptxjit::runtime
 

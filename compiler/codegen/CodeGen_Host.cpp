@@ -233,7 +233,7 @@ llvm::FunctionCallee CodeGen_Host::runtimeFunction(const char *name) {
     type = llvm::FunctionType::get(ptr, {ptr, i64, ptr}, false);
   else if (n == "ptxjit_free")
     type = llvm::FunctionType::get(voidTy, {ptr, ptr}, false);
-  else if (n == "ptxjit_assert_failed")
+  else if (n == "ptxjit_assert_failed" || n == "ptxjit_print")
     type = llvm::FunctionType::get(voidTy, {ptr, ptr, i32, ptr}, false);
   else if (n == "ptxjit_do_par_for")
     type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, ptr}, false);
@@ -245,11 +245,6 @@ llvm::FunctionCallee CodeGen_Host::runtimeFunction(const char *name) {
     type = llvm::FunctionType::get(voidTy, {ptr, ptr}, false);
   PTXJIT_INTERNAL_ASSERT(type, "unknown runtime function " + n);
   return Module->getOrInsertFunction(name, type);
-}
-
-llvm::AllocaInst *CodeGen_Host::entryAlloca(llvm::Type *type, const std::string &name) {
-  llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
-  return entry.CreateAlloca(type, nullptr, name);
 }
 
 void CodeGen_Host::emitErrorReturn() {
@@ -542,6 +537,28 @@ void CodeGen_Host::reportFailure(const std::string &message, const std::vector<l
   Builder->CreateCall(runtimeFunction("ptxjit_assert_failed"),
                       {CallContext, Builder->CreateGlobalStringPtr(message), llvm::ConstantInt::get(i32, n), array});
   emitErrorReturn();
+}
+
+void CodeGen_Host::emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
+                              const std::vector<Type> &types) {
+  // The runtime reads each placeholder's slot by its kind: signed, unsigned or float.
+  std::string typed;
+  size_t next = 0;
+  for (size_t i = 0; i < format.size(); ++i) {
+    typed += format[i];
+    if (format[i] != Call::PrintPlaceholder[0])
+      continue;
+    if (i + 1 < format.size() && format[i + 1] == Call::PrintPlaceholder[0]) {
+      typed += format[++i];
+      continue;
+    }
+    const Type t = types[next++];
+    typed += t.is_float() ? 'f' : t.is_int() ? 'i' : 'u';
+  }
+  Builder->CreateCall(runtimeFunction("ptxjit_print"),
+                      {CallContext, Builder->CreateGlobalStringPtr(typed),
+                       llvm::ConstantInt::get(llvm::Type::getInt32Ty(Context), values.size()),
+                       print_slots(values, types)});
 }
 
 } // namespace ptxjit::codegen

@@ -41,6 +41,8 @@ protected:
   /// Vector math: exp, log and pow of floats as polynomials inline (unless strict_float), the
   /// others through glibc's vector math library (libmvec) where it has the function.
   llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) override;
+  void emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
+                  const std::vector<Type> &types) override;
 
 private:
   // exp, log and pow of a float vector, within a few units in the last place.
@@ -64,7 +66,6 @@ private:
   /// Branches to a failure that reports `message` (a % for each value) unless `ok` holds.
   void failUnless(llvm::Value *ok, const std::string &message, const std::vector<llvm::Value *> &values);
   void reportFailure(const std::string &message, const std::vector<llvm::Value *> &values);
-  llvm::AllocaInst *entryAlloca(llvm::Type *type, const std::string &name);
   void unpackArguments(const lower::LoweredPipeline &pipeline, llvm::Value *args);
   llvm::FunctionCallee runtimeFunction(const char *name);
   void parallelLoop(const ir::For *op);

@@ -582,7 +582,55 @@ llvm::Value *CodeGen_LLVM::call_intrinsic(const std::string &name, Type t, const
                                isLeft ? left(magnitude) : right(magnitude));
 }
 
+void CodeGen_LLVM::print(const Call *op) {
+  std::vector<llvm::Value *> args;
+  for (const Expr &a : op->args)
+    args.push_back(codegen(a));
+  std::vector<Type> types;
+  for (size_t i = 1; i < op->args.size(); ++i)
+    types.push_back(op->args[i].type().element_of());
+  // A vectorized print prints each lane, in order, where its condition holds.
+  const int lanes = op->type.lanes;
+  for (int lane = 0; lane < lanes; ++lane) {
+    auto laneOf = [&](llvm::Value *v) { return lanes > 1 ? Builder->CreateExtractElement(v, lane) : v; };
+    llvm::BasicBlock *then = llvm::BasicBlock::Create(Context, "print", Function);
+    llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, "printed", Function);
+    Builder->CreateCondBr(laneOf(args[0]), then, after);
+    Builder->SetInsertPoint(then);
+    std::vector<llvm::Value *> values;
+    for (size_t i = 1; i < args.size(); ++i)
+      values.push_back(laneOf(args[i]));
+    emit_print(op->print_format(), values, types);
+    Builder->CreateBr(after);
+    Builder->SetInsertPoint(after);
+  }
+  Value = args[1];
+}
+
+llvm::AllocaInst *CodeGen_LLVM::entryAlloca(llvm::Type *type, const std::string &name) {
+  llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
+  return entry.CreateAlloca(type, nullptr, name);
+}
+
+llvm::Value *CodeGen_LLVM::print_slots(const std::vector<llvm::Value *> &values, const std::vector<Type> &types) {
+  llvm::Type *i64 = llvm::Type::getInt64Ty(Context);
+  llvm::ArrayType *arrayType = llvm::ArrayType::get(i64, std::max<size_t>(values.size(), 1));
+  llvm::AllocaInst *array = entryAlloca(arrayType, "print_values");
+  array->setAlignment(llvm::Align(8));
+  for (size_t i = 0; i < values.size(); ++i) {
+    llvm::Value *slot = values[i];
+    if (types[i].is_float())
+      slot = Builder->CreateBitCast(Builder->CreateFPExt(slot, Builder->getDoubleTy()), i64);
+    else
+      slot = types[i].is_int() ? Builder->CreateSExt(slot, i64) : Builder->CreateZExt(slot, i64);
+    Builder->CreateStore(slot, Builder->CreateConstInBoundsGEP2_32(arrayType, array, 0, i));
+  }
+  return array;
+}
+
 void CodeGen_LLVM::visit(const Call *op) {
+  if (op->is_print())
+    return print(op);
   PTXJIT_INTERNAL_ASSERT(op->call_type == Call::PureExtern || op->call_type == Call::Intrinsic,
                          "codegen: call to " + op->name + " was not lowered");
   std::vector<llvm::Value *> args;

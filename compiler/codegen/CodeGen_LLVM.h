@@ -85,6 +85,15 @@ protected:
   void visit(const ir::Provide *) override;
   void visit(const ir::Realize *) override;
 
+  /// Prints `format` (Call::print_format) with `values` of `types` (scalars), where the code runs.
+  virtual void emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
+                          const std::vector<Type> &types) = 0;
+  /// The values as 64-bit slots of an array on the stack (integers extended, floats as doubles),
+  /// as the host runtime and device printf read them.
+  llvm::Value *print_slots(const std::vector<llvm::Value *> &values, const std::vector<Type> &types);
+  /// Stack storage, allocated once in the function's entry block.
+  llvm::AllocaInst *entryAlloca(llvm::Type *type, const std::string &name);
+
   /// A math function call; the host and device map names differently.
   virtual llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args);
 
@@ -99,6 +108,7 @@ private:
   llvm::Value *integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod);
   llvm::Value *elementPointer(const std::string &buffer, Type t, llvm::Value *index);
   void atomicStore(const ir::Store *op);
+  void print(const ir::Call *op);
   /// The language's intrinsics (Call::BitwiseAnd, Call::Reinterpret, Call::IsNan, ...) of
   /// `operands`, whose values are `args`.
   llvm::Value *call_intrinsic(const std::string &name, Type t, const std::vector<Expr> &operands,

@@ -39,6 +39,8 @@ protected:
   void visit(const ir::AssertStmt *) override;
   void visit(const ir::ProducerConsumer *) override;
   llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) override;
+  void emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
+                  const std::vector<Type> &types) override;
   llvm::Value *dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign) override;
   void dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign) override;
 

@@ -155,6 +155,12 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
                               *BitwiseNot = "bitwise_not", *ShiftLeft = "shift_left", *ShiftRight = "shift_right",
                               *Reinterpret = "reinterpret", *IsNan = "is_nan", *IsInf = "is_inf",
                               *IsFinite = "is_finite";
+  /// print_when(): named Print + ":" + its format, the text with PrintPlaceholder for each value
+  /// (doubled where the text has it); args are the condition, then the values, the first of
+  /// which is the call's value.
+  static constexpr const char *Print = "print", *PrintPlaceholder = "%";
+  bool is_print() const { return call_type == Intrinsic && name.rfind(std::string(Print) + ":", 0) == 0; }
+  std::string print_format() const { return name.substr(std::char_traits<char>::length(Print) + 1); }
   Call(Type t, std::string n, std::vector<Expr> a, CallType ct)
       : ExprNode(t), name(std::move(n)), args(std::move(a)), call_type(ct) {}
   std::string name;

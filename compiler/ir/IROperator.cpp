@@ -449,4 +449,29 @@ Expr is_nan(Expr x) { return floatTest(Call::IsNan, std::move(x)); }
 Expr is_inf(Expr x) { return floatTest(Call::IsInf, std::move(x)); }
 Expr is_finite(Expr x) { return floatTest(Call::IsFinite, std::move(x)); }
 
+Expr detail::print_call(Expr condition, Expr value, const std::vector<PrintArgument> &more) {
+  if (!condition.defined() || !value.defined())
+    throw CompileError("undefined Expr given to print");
+  if (condition.type() != Bool())
+    throw CompileError("the condition of print_when must be a boolean, not " + to_string(condition.type()) + ": " +
+                       ir::to_string(condition));
+  if (!value.type().is_scalar())
+    throw CompileError("print of a vector: " + ir::to_string(value));
+  std::vector<Expr> args{condition, value};
+  std::string format = Call::PrintPlaceholder;
+  for (const PrintArgument &a : more) {
+    format += ' ';
+    if (a.value().defined()) {
+      if (!a.value().type().is_scalar())
+        throw CompileError("print of a vector: " + ir::to_string(a.value()));
+      format += Call::PrintPlaceholder;
+      args.push_back(a.value());
+      continue;
+    }
+    for (char c : a.text())
+      format += c == Call::PrintPlaceholder[0] ? std::string(2, c) : std::string(1, c);
+  }
+  return Call::make(value.type(), Call::Print + std::string(":") + format + "\n", std::move(args), Call::Intrinsic);
+}
+
 } // namespace ptxjit

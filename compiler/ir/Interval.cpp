@@ -260,6 +260,10 @@ private:
 
   void visit(const Load *op) override { typeBounds(op->type); }
   void visit(const Call *op) override {
+    if (op->is_print()) {
+      Result = of(op->args[1]);
+      return;
+    }
     if (Calls && op->call_type == Call::Halide) {
       Result = Calls->of(op);
       if (Result.is_bounded())

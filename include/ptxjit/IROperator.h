@@ -9,6 +9,10 @@
 
 #include "ptxjit/Expr.h"
 
+#include <string>
+#include <type_traits>
+#include <vector>
+
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
@@ -112,6 +116,40 @@ Expr fast_log(Expr x);
 Expr is_nan(Expr x);
 Expr is_inf(Expr x);
 Expr is_finite(Expr x);
+
+/// One argument of print(): an Expr (printed as a number) or text.
+class PrintArgument {
+public:
+  PrintArgument(const char *text) : Text(text) {}
+  PrintArgument(std::string text) : Text(std::move(text)) {}
+  /// Anything an Expr converts from: a Var, a FuncRef, a number (not text: a pointer converts
+  /// to bool).
+  template <typename T, typename = std::enable_if_t<std::is_convertible_v<const T &, Expr> &&
+                                                    !std::is_convertible_v<const T &, std::string>>>
+  PrintArgument(const T &value) : Value(value) {}
+  const Expr &value() const { return Value; }
+  const std::string &text() const { return Text; }
+
+private:
+  Expr Value;
+  std::string Text;
+};
+
+namespace detail {
+Expr print_call(Expr condition, Expr value, const std::vector<PrintArgument> &more);
+} // namespace detail
+
+/// `value`, printing it and the other arguments (separated by spaces, then a newline) each time
+/// it is evaluated where `condition` holds: through the realize call's print handler on the host
+/// (stderr by default), with device printf in CUDA kernels (the process's stdout, when the
+/// stream next synchronizes). Numbers print as C's printf does (%lld, %llu, %f).
+template <typename... Args> Expr print_when(Expr condition, Expr value, const Args &...more) {
+  return detail::print_call(std::move(condition), std::move(value), {PrintArgument(more)...});
+}
+/// print_when(true, value, more...).
+template <typename... Args> Expr print(Expr value, const Args &...more) {
+  return detail::print_call(Expr(true), std::move(value), {PrintArgument(more)...});
+}
 
 } // namespace ptxjit
 

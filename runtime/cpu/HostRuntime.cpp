@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace {
@@ -35,6 +36,35 @@ void ptxjit_assert_failed(void *context, const char *format, int32_t count, cons
       message += *c;
   }
   reportError(context, message);
+}
+
+void ptxjit_print(void *context, const char *format, int32_t count, const uint64_t *values) {
+  std::string message;
+  int32_t next = 0;
+  for (const char *c = format; *c; ++c) {
+    if (*c != '%') {
+      message += *c;
+      continue;
+    }
+    const char kind = *++c;
+    if (kind == '%' || next >= count) {
+      message += '%';
+      continue;
+    }
+    char text[64];
+    const uint64_t slot = values[next++];
+    if (kind == 'f') {
+      double value;
+      std::memcpy(&value, &slot, sizeof value);
+      std::snprintf(text, sizeof text, "%f", value);
+    } else if (kind == 'i') {
+      std::snprintf(text, sizeof text, "%lld", static_cast<long long>(slot));
+    } else {
+      std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(slot));
+    }
+    message += text;
+  }
+  ptxjit::runtime::report_print(context, message);
 }
 
 int32_t ptxjit_do_par_for(void *context, ptxjit_task_fn task, int32_t min, int32_t extent, uint8_t *closure) {

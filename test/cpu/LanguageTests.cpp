@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cfloat>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <type_traits>
 #include <unistd.h>
@@ -1428,4 +1430,71 @@ TEST_CASE("Vector exp and log of floats within a few units in the last place; po
     const double want = std::pow(double(exponent(int(k))), double(wide(int(k))));
     CHECK(ulps(ps(int(k)), want) <= 2.0);
   }
+}
+
+TEST_CASE("print and print_when report through the call's print handler and return their value", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  struct Printing : JITUserContext {
+    std::mutex Mutex;
+    std::vector<std::string> Lines;
+  };
+  Printing printing;
+  printing.handlers.print = [](JITUserContext *u, const char *message) {
+    auto *p = static_cast<Printing *>(u);
+    std::lock_guard<std::mutex> lock(p->Mutex);
+    p->Lines.push_back(message);
+  };
+  const int n = 37;
+  Buffer<float> input(n);
+  fill_random(input, seed, -100.0, 100.0);
+  ImageParam in(Float(32), 1, "in");
+  in.set(input);
+  Var x("x");
+  auto expectedLine = [&](int i, bool withInput) {
+    char text[160];
+    if (withInput)
+      std::snprintf(text, sizeof text, "%d at %d , 100%% of %f %u %d\n", 3 * i - 50, i, double(input(i)),
+                    unsigned(uint8_t(i * 40)), int(int8_t(-i)));
+    else
+      std::snprintf(text, sizeof text, "%f is the input at %d\n", double(input(i)), i);
+    return std::string(text);
+  };
+  for (const char *schedule : {"serial", "vectorized", "parallel"}) {
+    INFO(schedule);
+    printing.Lines.clear();
+    Func f("f");
+    f(x) = print(3 * x - 50, "at", x, ", 100% of", in(x), cast<uint8_t>(x * 40), cast<int8_t>(-x)) + 1;
+    if (schedule[0] == 'v')
+      f.vectorize(x, 8);
+    else if (schedule[0] == 'p')
+      f.parallel(x);
+    Buffer<int> out(n);
+    Pipeline(f).realize(&printing, out);
+    for (int i = 0; i < n; ++i)
+      CHECK(out(i) == 3 * i - 50 + 1);
+    std::vector<std::string> expected;
+    for (int i = 0; i < n; ++i)
+      expected.push_back(expectedLine(i, true));
+    std::vector<std::string> lines = printing.Lines;
+    if (schedule[0] == 'p')
+      std::sort(lines.begin(), lines.end()), std::sort(expected.begin(), expected.end());
+    CHECK(lines == expected);
+  }
+
+  printing.Lines.clear();
+  Func g("g");
+  g(x) = print_when(in(x) > 0.0f, in(x), "is the input at", x) * 2.0f;
+  g.vectorize(x, 4);
+  Buffer<float> out(n);
+  Pipeline(g).realize(&printing, out);
+  std::vector<std::string> expected;
+  for (int i = 0; i < n; ++i) {
+    CHECK(out(i) == input(i) * 2.0f);
+    if (input(i) > 0.0f)
+      expected.push_back(expectedLine(i, false));
+  }
+  CHECK(printing.Lines == expected);
+
+  CHECK_THROWS_WITH(print_when(x, x), Catch::Contains("the condition of print_when must be a boolean"));
 }

@@ -6,12 +6,16 @@
 #include "ptxjit.h"
 #include "ptxjit/DLPack.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unistd.h>
 
 using namespace ptxjit;
 using namespace ptxjit::test;
@@ -1584,4 +1588,53 @@ TEST_CASE("Inline reductions inside GPU kernels: each thread accumulates its own
         }
     return at + 10 * lowest;
   });
+}
+
+TEST_CASE("print_when in a kernel prints with device printf", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 40, h = 20;
+  Buffer<float> input(w, h);
+  fill_random(input, seed, -10.0, 10.0);
+  ImageParam in(Float(32), 2, "in");
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func f("f");
+  f(x, y) = print_when(in(x, y) > 9.0f || (x == 3 && y == 2), x + 100 * y, "is", in(x, y), cast<uint16_t>(x * 2000),
+                       "100%") * 2;
+  f.gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
+  // Device printf writes to the process's stdout when the stream synchronizes (copy_to_host).
+  std::fflush(stdout);
+  char path[] = "/tmp/ptxjit_print_XXXXXX";
+  const int file = mkstemp(path);
+  REQUIRE(file >= 0);
+  const int savedStdout = dup(1);
+  dup2(file, 1);
+  Buffer<int> out = onGPU(f).realize<int>({w, h});
+  copy_to_host(out);
+  std::fflush(stdout);
+  dup2(savedStdout, 1);
+  close(savedStdout);
+  close(file);
+  std::ifstream printed(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(printed, line);)
+    lines.push_back(line);
+  std::remove(path);
+
+  std::vector<std::string> expected;
+  for (int j = 0; j < h; ++j)
+    for (int i = 0; i < w; ++i) {
+      CHECK(out(i, j) == 2 * (i + 100 * j));
+      if (input(i, j) > 9.0f || (i == 3 && j == 2)) {
+        char text[128];
+        std::snprintf(text, sizeof text, "%d is %f %u 100%%", i + 100 * j, double(input(i, j)),
+                      unsigned(uint16_t(i * 2000)));
+        expected.push_back(text);
+      }
+    }
+  std::sort(lines.begin(), lines.end());
+  std::sort(expected.begin(), expected.end());
+  CHECK(lines == expected);
 }

@@ -532,3 +532,14 @@ TEST_CASE("Bounds of a long chain of root stencils stay small", "[ptx]") {
   CHECK(longest < 1000);
   CHECK(stmt.size() < 100000);
 }
+
+TEST_CASE("print in a kernel calls device printf", "[ptx]") {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func f("f");
+  f(x, y) = print_when(in(x, y) > 0.5f, in(x, y), "at", x, y, cast<uint8_t>(y)) + 1.0f;
+  f.gpu_tile(x, y, xo, yo, xi, yi, 16, 16).vectorize(xi, 4);
+  std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".extern .func  (.param .b32 func_retval0) vprintf"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
