@@ -81,6 +81,11 @@ llvm::Value *CodeGen_Host::call_math(const std::string &name, Type t, const std:
   return vectorLibraryCall(name, t, args);
 }
 
+// A Horner step p x + c: fused where the target has fused multiply-add (one rounding, not two).
+llvm::Value *CodeGen_Host::multiplyAddStep(llvm::Value *p, llvm::Value *x, llvm::Value *c) {
+  return Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {p->getType()}, {p, x, c});
+}
+
 llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
   llvm::Type *type = x->getType();
   auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
@@ -95,7 +100,7 @@ llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
   // e^r by its Taylor series to r^7: the remainder is below 6e-9 over the range.
   llvm::Value *p = constant(1.0 / 5040);
   for (double c : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
-    p = Builder->CreateFAdd(Builder->CreateFMul(p, r), constant(c));
+    p = multiplyAddStep(p, r, constant(c));
   // 2^k as two factors, each a normal float for k in [-126, 128].
   llvm::Value *ki = Builder->CreateFPToSI(k, intType);
   llvm::Value *half = Builder->CreateAShr(ki, llvm::ConstantInt::get(intType, 1));
@@ -136,7 +141,7 @@ llvm::Value *CodeGen_Host::polynomialLog(llvm::Value *x) {
   llvm::Value *p = constant(-0.07362867891788483);
   for (double c : {0.1262032687664032, -0.13202103972434998, 0.14227114617824554, -0.16621370613574982,
                    0.19999825954437256, -0.2500085234642029, 0.3333335518836975})
-    p = Builder->CreateFAdd(Builder->CreateFMul(p, f), constant(c));
+    p = multiplyAddStep(p, f, constant(c));
   llvm::Value *f2 = Builder->CreateFMul(f, f);
   llvm::Value *logM = Builder->CreateFAdd(Builder->CreateFSub(f, Builder->CreateFMul(constant(0.5), f2)),
                                           Builder->CreateFMul(Builder->CreateFMul(f2, f), p));
