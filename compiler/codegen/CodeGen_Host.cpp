@@ -81,9 +81,25 @@ llvm::Value *CodeGen_Host::call_math(const std::string &name, Type t, const std:
   return vectorLibraryCall(name, t, args);
 }
 
-// A Horner step p x + c: fused where the target has fused multiply-add (one rounding, not two).
-llvm::Value *CodeGen_Host::multiplyAddStep(llvm::Value *p, llvm::Value *x, llvm::Value *c) {
-  return Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {p->getType()}, {p, x, c});
+// c[0] + c[1] x + c[2] x^2 + ...: the even and the odd terms as two Horner chains in x^2, each
+// half as long as one chain in x, so that their multiply-adds overlap; fused where the target has
+// fused multiply-add (one rounding, not two).
+llvm::Value *CodeGen_Host::polynomial(llvm::Value *x, const std::vector<double> &c) {
+  llvm::Type *type = x->getType();
+  auto multiplyAdd = [&](llvm::Value *a, llvm::Value *b, llvm::Value *addend) {
+    return Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, {a, b, addend});
+  };
+  llvm::Value *square = Builder->CreateFMul(x, x);
+  auto chain = [&](size_t parity) {
+    size_t i = (c.size() - 1 - parity) / 2 * 2 + parity;
+    llvm::Value *p = llvm::ConstantFP::get(type, c[i]);
+    while (i >= 2) {
+      i -= 2;
+      p = multiplyAdd(p, square, llvm::ConstantFP::get(type, c[i]));
+    }
+    return p;
+  };
+  return multiplyAdd(chain(1), x, chain(0));
 }
 
 llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
@@ -92,16 +108,20 @@ llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
   llvm::Type *intType = llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(type));
   // e^x = 2^k e^r, k = round(x / ln 2), r = x - k ln 2 in [-ln 2 / 2, ln 2 / 2]; ln 2 in two parts
   // (the first exact in few bits) so that k ln 2 loses nothing.
-  llvm::Value *clamped = Builder->CreateMinNum(Builder->CreateMaxNum(x, constant(-87.33654)), constant(88.72284));
+  // Clamped to where e^x is 0 and infinity in floats: those ends come out of the arithmetic below
+  // (2^k overflows or rounds to zero), and k stays a small integer.
+  llvm::Value *clamped = Builder->CreateMinNum(Builder->CreateMaxNum(x, constant(-104.0)), constant(89.0));
   llvm::Value *k = Builder->CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                                  Builder->CreateFMul(clamped, constant(1.4426950408889634)));
   llvm::Value *r = Builder->CreateFSub(clamped, Builder->CreateFMul(k, constant(0.693359375)));
   r = Builder->CreateFSub(r, Builder->CreateFMul(k, constant(-2.12194440054690583e-4)));
   // e^r by its Taylor series to r^7: the remainder is below 6e-9 over the range.
-  llvm::Value *p = constant(1.0 / 5040);
-  for (double c : {1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
-    p = multiplyAddStep(p, r, constant(c));
-  // 2^k as two factors, each a normal float for k in [-126, 128].
+  // The last two steps by Horner's rule: 1 + r + ... summed as two halves of similar size loses
+  // half a unit in the last place.
+  llvm::Value *p = polynomial(r, {0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040});
+  for (int step = 0; step < 2; ++step)
+    p = Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, {p, r, constant(1.0)});
+  // 2^k as two factors, each a normal float for k in [-150, 129]: the product rounds once.
   llvm::Value *ki = Builder->CreateFPToSI(k, intType);
   llvm::Value *half = Builder->CreateAShr(ki, llvm::ConstantInt::get(intType, 1));
   auto powerOfTwo = [&](llvm::Value *e) {
@@ -111,10 +131,7 @@ llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
   };
   llvm::Value *result =
       Builder->CreateFMul(Builder->CreateFMul(p, powerOfTwo(half)), powerOfTwo(Builder->CreateSub(ki, half)));
-  // Past the ends: infinity and zero; NaN stays NaN (the clamp would have made it a number).
-  result = Builder->CreateSelect(Builder->CreateFCmpOGT(x, constant(88.72284)),
-                                 constant(std::numeric_limits<double>::infinity()), result);
-  result = Builder->CreateSelect(Builder->CreateFCmpOLT(x, constant(-87.33654)), constant(0.0), result);
+  // NaN stays NaN (the clamp would have made it a number).
   return Builder->CreateSelect(Builder->CreateFCmpUNO(x, x), x, result);
 }
 
@@ -138,10 +155,8 @@ llvm::Value *CodeGen_Host::polynomialLog(llvm::Value *x) {
   // log m = f - f^2/2 + f^3 P(f), f = m - 1 in [-0.293, 0.415], with P of degree 7 fitted (least
   // squares, relative error) to within about 2 units in the last place: no division.
   llvm::Value *f = Builder->CreateFSub(m, constant(1.0));
-  llvm::Value *p = constant(-0.07362867891788483);
-  for (double c : {0.1262032687664032, -0.13202103972434998, 0.14227114617824554, -0.16621370613574982,
-                   0.19999825954437256, -0.2500085234642029, 0.3333335518836975})
-    p = multiplyAddStep(p, f, constant(c));
+  llvm::Value *p = polynomial(f, {0.3333335518836975, -0.2500085234642029, 0.19999825954437256, -0.16621370613574982,
+                                  0.14227114617824554, -0.13202103972434998, 0.1262032687664032, -0.07362867891788483});
   llvm::Value *f2 = Builder->CreateFMul(f, f);
   llvm::Value *logM = Builder->CreateFAdd(Builder->CreateFSub(f, Builder->CreateFMul(constant(0.5), f2)),
                                           Builder->CreateFMul(Builder->CreateFMul(f2, f), p));

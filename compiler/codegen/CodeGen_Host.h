@@ -46,7 +46,7 @@ protected:
 
 private:
   // exp, log and pow of a float vector, within a few units in the last place.
-  llvm::Value *multiplyAddStep(llvm::Value *p, llvm::Value *x, llvm::Value *c);
+  llvm::Value *polynomial(llvm::Value *x, const std::vector<double> &coefficients);
   llvm::Value *polynomialExp(llvm::Value *x);
   llvm::Value *polynomialLog(llvm::Value *x);
   llvm::Value *polynomialPow(llvm::Value *x, llvm::Value *y);
