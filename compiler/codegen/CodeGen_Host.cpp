@@ -82,24 +82,24 @@ llvm::Value *CodeGen_Host::call_math(const std::string &name, Type t, const std:
 }
 
 // c[0] + c[1] x + c[2] x^2 + ...: the even and the odd terms as two Horner chains in x^2, each
-// half as long as one chain in x, so that their multiply-adds overlap; fused where the target has
-// fused multiply-add (one rounding, not two).
+// half as long as one chain in x, so that their multiply-adds overlap.
 llvm::Value *CodeGen_Host::polynomial(llvm::Value *x, const std::vector<double> &c) {
   llvm::Type *type = x->getType();
-  auto multiplyAdd = [&](llvm::Value *a, llvm::Value *b, llvm::Value *addend) {
-    return Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, {a, b, addend});
-  };
   llvm::Value *square = Builder->CreateFMul(x, x);
   auto chain = [&](size_t parity) {
     size_t i = (c.size() - 1 - parity) / 2 * 2 + parity;
     llvm::Value *p = llvm::ConstantFP::get(type, c[i]);
     while (i >= 2) {
       i -= 2;
-      p = multiplyAdd(p, square, llvm::ConstantFP::get(type, c[i]));
+      p = fusedMultiplyAdd(p, square, llvm::ConstantFP::get(type, c[i]));
     }
     return p;
   };
-  return multiplyAdd(chain(1), x, chain(0));
+  return fusedMultiplyAdd(chain(1), x, chain(0));
+}
+
+llvm::Value *CodeGen_Host::fusedMultiplyAdd(llvm::Value *a, llvm::Value *b, llvm::Value *c) {
+  return Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
 }
 
 llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
@@ -113,14 +113,14 @@ llvm::Value *CodeGen_Host::polynomialExp(llvm::Value *x) {
   llvm::Value *clamped = Builder->CreateMinNum(Builder->CreateMaxNum(x, constant(-104.0)), constant(89.0));
   llvm::Value *k = Builder->CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                                  Builder->CreateFMul(clamped, constant(1.4426950408889634)));
-  llvm::Value *r = Builder->CreateFSub(clamped, Builder->CreateFMul(k, constant(0.693359375)));
-  r = Builder->CreateFSub(r, Builder->CreateFMul(k, constant(-2.12194440054690583e-4)));
+  llvm::Value *r = fusedMultiplyAdd(k, constant(-0.693359375), clamped);
+  r = fusedMultiplyAdd(k, constant(2.12194440054690583e-4), r);
   // e^r by its Taylor series to r^7: the remainder is below 6e-9 over the range.
   // The last two steps by Horner's rule: 1 + r + ... summed as two halves of similar size loses
   // half a unit in the last place.
   llvm::Value *p = polynomial(r, {0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040});
   for (int step = 0; step < 2; ++step)
-    p = Builder->CreateIntrinsic(llvm::Intrinsic::fmuladd, {type}, {p, r, constant(1.0)});
+    p = fusedMultiplyAdd(p, r, constant(1.0));
   // 2^k as two factors, each a normal float for k in [-150, 129]: the product rounds once.
   llvm::Value *ki = Builder->CreateFPToSI(k, intType);
   llvm::Value *half = Builder->CreateAShr(ki, llvm::ConstantInt::get(intType, 1));
@@ -158,10 +158,8 @@ llvm::Value *CodeGen_Host::polynomialLog(llvm::Value *x) {
   llvm::Value *p = polynomial(f, {0.3333335518836975, -0.2500085234642029, 0.19999825954437256, -0.16621370613574982,
                                   0.14227114617824554, -0.13202103972434998, 0.1262032687664032, -0.07362867891788483});
   llvm::Value *f2 = Builder->CreateFMul(f, f);
-  llvm::Value *logM = Builder->CreateFAdd(Builder->CreateFSub(f, Builder->CreateFMul(constant(0.5), f2)),
-                                          Builder->CreateFMul(Builder->CreateFMul(f2, f), p));
-  llvm::Value *result =
-      Builder->CreateFAdd(logM, Builder->CreateFMul(Builder->CreateSIToFP(e, type), constant(0.6931471805599453)));
+  llvm::Value *logM = fusedMultiplyAdd(Builder->CreateFMul(f2, f), p, fusedMultiplyAdd(f2, constant(-0.5), f));
+  llvm::Value *result = fusedMultiplyAdd(Builder->CreateSIToFP(e, type), constant(0.6931471805599453), logM);
   // log 0 = -infinity, log of a negative number NaN, log infinity = infinity, log NaN = NaN.
   result = Builder->CreateSelect(Builder->CreateFCmpOEQ(x, constant(0.0)),
                                  constant(-std::numeric_limits<double>::infinity()), result);

@@ -47,6 +47,8 @@ protected:
 private:
   // exp, log and pow of a float vector, within a few units in the last place.
   llvm::Value *polynomial(llvm::Value *x, const std::vector<double> &coefficients);
+  /// a b + c, fused where the target has fused multiply-add (one rounding, not two).
+  llvm::Value *fusedMultiplyAdd(llvm::Value *a, llvm::Value *b, llvm::Value *c);
   llvm::Value *polynomialExp(llvm::Value *x);
   llvm::Value *polynomialLog(llvm::Value *x);
   llvm::Value *polynomialPow(llvm::Value *x, llvm::Value *y);
