@@ -1,6 +1,7 @@
 #include "ptxjit/BoundaryConditions.h"
 
 #include "ptxjit/IROperator.h"
+#include "ptxjit/Tuple.h"
 #include "UniqueName.h"
 
 #include <functional>
@@ -8,12 +9,13 @@
 namespace ptxjit::BoundaryConditions {
 namespace {
 
-// What a boundary condition reads: a Func, an ImageParam or a Buffer, called at coordinates.
+// What a boundary condition reads: a Func (of one value or a Tuple), an ImageParam or a Buffer,
+// called at coordinates.
 struct Source {
   std::string name;
-  Type type;
+  std::vector<Type> types;
   int dimensions = 0;
-  std::function<Expr(const std::vector<Expr> &)> call;
+  std::function<Tuple(const std::vector<Expr> &)> call;
   Region bounds;
 };
 
@@ -26,7 +28,7 @@ Source sourceOf(const Func &f, const Region &bounds, const char *what) {
   for (const Range &r : bounds)
     if (r.min.defined() != r.extent.defined())
       throw CompileError(std::string(what) + " of " + f.name() + ": a range with a min but no extent, or the reverse");
-  return {f.name(), f.type(), f.dimensions(), [f](const std::vector<Expr> &c) { return Expr(f(c)); }, bounds};
+  return {f.name(), f.types(), f.dimensions(), [f](const std::vector<Expr> &c) { return Tuple(f(c)); }, bounds};
 }
 
 Source sourceOf(const ImageParam &image, const char *what) {
@@ -35,8 +37,8 @@ Source sourceOf(const ImageParam &image, const char *what) {
   Region bounds;
   for (int d = 0; d < image.dimensions(); ++d)
     bounds.emplace_back(image.min(d), image.extent(d));
-  return {image.name(), image.type(), image.dimensions(), [image](const std::vector<Expr> &c) { return image(c); },
-          bounds};
+  return {image.name(), {image.type()}, image.dimensions(),
+          [image](const std::vector<Expr> &c) { return Tuple({image(c)}); }, bounds};
 }
 
 Source sourceOf(const RawBuffer &buffer, const char *what) {
@@ -46,14 +48,14 @@ Source sourceOf(const RawBuffer &buffer, const char *what) {
   for (int d = 0; d < buffer.dimensions(); ++d)
     bounds.emplace_back(buffer.min(d), buffer.extent(d));
   const ptxjit_type_t t = buffer.type();
-  return {unique_name("buffer"), Type(static_cast<Type::Code>(t.code), t.bits), buffer.dimensions(),
-          [buffer](const std::vector<Expr> &c) { return detail::buffer_call(buffer, c); }, bounds};
+  return {unique_name("buffer"), {Type(static_cast<Type::Code>(t.code), t.bits)}, buffer.dimensions(),
+          [buffer](const std::vector<Expr> &c) { return Tuple({detail::buffer_call(buffer, c)}); }, bounds};
 }
 
-// The Func over fresh Vars whose value is `body(coordinates)`, where each bounded coordinate is
-// mapped into its range by `inside(var, min, extent)`.
+// The Func over fresh Vars whose values are `body(vars, value i of the source, i)` at the
+// coordinates, where each bounded coordinate is mapped into its range by `inside(var, min, extent)`.
 Func define(const Source &s, const char *what, const std::function<Expr(Expr, Expr, Expr)> &inside,
-            const std::function<Expr(const std::vector<Var> &, Expr)> &body = nullptr) {
+            const std::function<Expr(const std::vector<Var> &, Expr, size_t)> &body = nullptr) {
   std::vector<Var> vars;
   std::vector<Expr> args, coords;
   for (int d = 0; d < s.dimensions; ++d) {
@@ -63,15 +65,24 @@ Func define(const Source &s, const char *what, const std::function<Expr(Expr, Ex
     coords.push_back(bounded ? inside(vars.back(), s.bounds[d].min, s.bounds[d].extent) : Expr(vars.back()));
   }
   Func f(s.name + "_" + what);
-  Expr value = s.call(coords);
-  f(args) = body ? body(vars, value) : value;
+  std::vector<Expr> values = s.call(coords).as_vector();
+  if (body)
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = body(vars, values[i], i);
+  if (values.size() == 1)
+    f(args) = values[0];
+  else
+    f(args) = Tuple(values);
   return f;
 }
 
 Expr clampToRange(Expr v, Expr min, Expr extent) { return clamp(std::move(v), min, min + extent - 1); }
 
-Func constantExterior(const Source &s, Expr value) {
-  return define(s, "constant_exterior", clampToRange, [&](const std::vector<Var> &vars, Expr loaded) {
+Func constantExterior(const Source &s, const Tuple &value) {
+  if (value.size() != s.types.size())
+    throw CompileError("constant_exterior of " + s.name + ": " + std::to_string(value.size()) +
+                       " exterior values for a Func of " + std::to_string(s.types.size()));
+  return define(s, "constant_exterior", clampToRange, [&](const std::vector<Var> &vars, Expr loaded, size_t i) {
     Expr in;
     for (size_t d = 0; d < vars.size() && d < s.bounds.size(); ++d) {
       if (!s.bounds[d].min.defined())
@@ -80,7 +91,7 @@ Func constantExterior(const Source &s, Expr value) {
       Expr here = vars[d] >= lo && vars[d] <= hi;
       in = in.defined() ? (in && here) : here;
     }
-    return in.defined() ? select(in, loaded, cast(s.type, value)) : loaded;
+    return in.defined() ? select(in, loaded, cast(s.types[i], value[i])) : loaded;
   });
 }
 
@@ -112,13 +123,16 @@ Func mirrorInterior(const Source &s) {
 } // namespace
 
 Func constant_exterior(const Func &source, Expr value, const Region &bounds) {
-  return constantExterior(sourceOf(source, bounds, "constant_exterior"), std::move(value));
+  return constantExterior(sourceOf(source, bounds, "constant_exterior"), Tuple({std::move(value)}));
+}
+Func constant_exterior(const Func &source, const Tuple &value, const Region &bounds) {
+  return constantExterior(sourceOf(source, bounds, "constant_exterior"), value);
 }
 Func constant_exterior(const ImageParam &image, Expr value) {
-  return constantExterior(sourceOf(image, "constant_exterior"), std::move(value));
+  return constantExterior(sourceOf(image, "constant_exterior"), Tuple({std::move(value)}));
 }
 Func constant_exterior(const RawBuffer &buffer, Expr value) {
-  return constantExterior(sourceOf(buffer, "constant_exterior"), std::move(value));
+  return constantExterior(sourceOf(buffer, "constant_exterior"), Tuple({std::move(value)}));
 }
 
 Func repeat_edge(const Func &source, const Region &bounds) { return repeatEdge(sourceOf(source, bounds, "repeat_edge")); }

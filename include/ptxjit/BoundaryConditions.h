@@ -4,18 +4,21 @@
 // Funcs defined everywhere from a Func, an ImageParam or a Buffer defined on a region: each reads
 // the source inside the region and decides what lies outside it. A Func source names its region;
 // an image's is its own. Dimensions past the region's, or whose min is undefined, pass through.
+// A Func of several values (a Tuple) gives a Func of as many, each value bounded alike.
 
 #include "ptxjit/Buffer.h"
 #include "ptxjit/Func.h"
 #include "ptxjit/Param.h"
+#include "ptxjit/Tuple.h"
 
 #include <vector>
 
 #pragma GCC visibility push(default)
 namespace ptxjit::BoundaryConditions {
 
-/// Points outside take `value`.
+/// Points outside take `value` (a Tuple of as many values for a Func of several).
 Func constant_exterior(const Func &source, Expr value, const Region &bounds);
+Func constant_exterior(const Func &source, const Tuple &value, const Region &bounds);
 Func constant_exterior(const ImageParam &image, Expr value);
 Func constant_exterior(const RawBuffer &buffer, Expr value);
 

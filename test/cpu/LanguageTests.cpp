@@ -1498,3 +1498,60 @@ TEST_CASE("print and print_when report through the call's print handler and retu
 
   CHECK_THROWS_WITH(print_when(x, x), Catch::Contains("the condition of print_when must be a boolean"));
 }
+
+TEST_CASE("Boundary conditions of a Func of several values bound each value alike", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 9, h = 6;
+  Buffer<float> input(w, h);
+  fill_random(input, seed, -5.0, 5.0);
+  ImageParam in(Float(32), 2, "in");
+  in.set(input);
+  Var x("x"), y("y");
+  Func pair("pair");
+  pair(x, y) = Tuple(x + 10 * y, in(clamp(x, 0, w - 1), clamp(y, 0, h - 1)) * 0.5f);
+  const Region region = {Range(0, w), Range(0, h)};
+  auto clampTo = [](int v, int n) { return std::min(std::max(v, 0), n - 1); };
+  auto mirror = [](int v, int n) {
+    int t = ((v % (2 * n)) + 2 * n) % (2 * n);
+    return t < n ? t : 2 * n - 1 - t;
+  };
+  struct Case {
+    const char *Name;
+    Func Bounded;
+    std::function<std::pair<int, float>(int, int)> Reference;
+  };
+  std::vector<Case> cases = {
+      {"repeat_edge", BoundaryConditions::repeat_edge(pair, region),
+       [&](int i, int j) {
+         const int ci = clampTo(i, w), cj = clampTo(j, h);
+         return std::pair{ci + 10 * cj, input(ci, cj) * 0.5f};
+       }},
+      {"mirror_image", BoundaryConditions::mirror_image(pair, region),
+       [&](int i, int j) {
+         const int mi = mirror(i, w), mj = mirror(j, h);
+         return std::pair{mi + 10 * mj, input(mi, mj) * 0.5f};
+       }},
+      {"constant_exterior", BoundaryConditions::constant_exterior(pair, Tuple(Expr(-1), Expr(2.5f)), region),
+       [&](int i, int j) {
+         if (i < 0 || j < 0 || i >= w || j >= h)
+           return std::pair{-1, 2.5f};
+         return std::pair{i + 10 * j, input(i, j) * 0.5f};
+       }},
+  };
+  for (Case &c : cases) {
+    INFO(c.Name);
+    REQUIRE(c.Bounded.outputs() == 2);
+    Func out("out_" + std::string(c.Name));
+    out(x, y) = Tuple(c.Bounded(x, y)[0] * 2, c.Bounded(x, y)[1] + 1.0f);
+    Buffer<int> first(w + 7, h + 5);
+    Buffer<float> second(w + 7, h + 5);
+    first.set_min({-3, -2});
+    second.set_min({-3, -2});
+    Pipeline(out).realize({first, second});
+    check_against(first, [&](const std::vector<int> &p) { return c.Reference(p[0], p[1]).first * 2; });
+    check_against(second, [&](const std::vector<int> &p) { return c.Reference(p[0], p[1]).second + 1.0f; });
+  }
+  CHECK_THROWS_WITH(BoundaryConditions::constant_exterior(pair, Expr(0), region),
+                    Catch::Contains("1 exterior values for a Func of 2"));
+}
