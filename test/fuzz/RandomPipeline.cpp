@@ -380,17 +380,21 @@ private:
       }
       FuncDesc &f = P.funcs[i];
       if (!used) {
+        // Not computed, unless an output: then at root, after its producers.
         f.level = 0;
-        continue;
-      }
-      bool canInline = f.update.kind == Update::None;
-      if (canInline && chance(P.gpu ? 0.5 : 0.4)) {
+        effective[i] = 0;
+        f.output = chance(0.3);
+        if (!f.output)
+          continue;
+      } else if (f.update.kind == Update::None && chance(P.gpu ? 0.5 : 0.4)) {
         f.level = -1;
         effective[i] = maxLevel;
         continue;
+      } else {
+        f.level = P.gpu ? 0 : uniform(0, maxLevel);
+        f.output = f.level == 0 && chance(0.15);
+        effective[i] = f.level;
       }
-      f.level = P.gpu ? 0 : uniform(0, maxLevel);
-      effective[i] = f.level;
       if (f.level > 0 && chance(0.25)) {
         // Stored further out, but never outside a parallel loop it is computed inside.
         std::set<std::string> parallel;
@@ -431,6 +435,9 @@ private:
   // Random directives for one stage. Returns the loops (outermost first) a Func may be computed at.
   std::vector<std::string> schedule(FuncDesc &f, int index, bool pure) {
     const bool isOutput = index == static_cast<int>(P.funcs.size()) - 1;
+    // An output other than the last covers a region known only to the reference: no shifted or
+    // rounded-up tails, which need its extent.
+    const bool fixedTails = !isOutput && f.output;
     std::vector<std::string> loops; // innermost first
     std::set<std::string> rvars;
     std::map<std::string, int> constantExtent;
@@ -471,7 +478,8 @@ private:
         while (threads * s.factor > 1024);
         threads *= s.factor;
         const int extent = isOutput ? P.outputExtent[originalDim[pureLoops[k]]] : 0;
-        s.tail = pure && chance(0.3) && (!isOutput || extent >= s.factor)        ? 2
+        s.tail = fixedTails                                                      ? 0
+                 : pure && chance(0.3) && (!isOutput || extent >= s.factor)        ? 2
                  : pure && chance(0.2) && (!isOutput || extent % s.factor == 0) ? 3
                                                                                  : 0;
         out.push_back(s);
@@ -515,12 +523,12 @@ private:
         s.factor = uniform(1, 8);
         std::string outer = fresh(v, "o"), innerName = fresh(v, "i");
         s.vars = {v, outer, innerName};
-        bool shiftable = pure && originalDim.count(v) &&
+        bool shiftable = pure && !fixedTails && originalDim.count(v) &&
                          (!isOutput || P.outputExtent[originalDim[v]] >= s.factor);
         // Rounded-up tails on root intermediates and on the output: a producer computed inside a
         // consumer's guarded split loops is bounded past the consumer's end (its region is not
         // narrowed by those guards), which the sizing of the input here does not cover.
-        bool roundable = pure && originalDim.count(v) && (isOutput || f.level == 0) &&
+        bool roundable = pure && !fixedTails && originalDim.count(v) && (isOutput || f.level == 0) &&
                          (!isOutput || P.outputExtent[originalDim[v]] % s.factor == 0);
         s.tail = shiftable && roundable ? pick({0, 1, 2, 3}) : shiftable ? pick({0, 1, 2}) : roundable ? pick({0, 1, 3})
                                                                                                      : pick({0, 1});
@@ -627,16 +635,23 @@ bool whereHolds(const Update &u, const std::vector<int64_t> &c, int64_t r) {
 
 class Reference {
 public:
-  explicit Reference(const PipelineDesc &p, const RawBuffer &input) : P(p), Input(input) {
+  // An output other than the last is computed `outputMargin` past its region on every side: the
+  // shifted and rounded-up tiles of its consumers may read that far.
+  Reference(const PipelineDesc &p, const RawBuffer &input, int outputMargin) : P(p), Input(input) {
     const int n = static_cast<int>(P.funcs.size());
     Boxes.assign(n, Box(P.dims));
     InputBox.assign(P.dims, Interval());
     for (int d = 0; d < P.dims; ++d)
       Boxes[n - 1][d].include(P.outputMin[d], P.outputMin[d] + P.outputExtent[d] - 1);
     for (int i = n - 1; i >= 0; --i) {
+      const FuncDesc &f = P.funcs[i];
+      if (f.output)
+        for (int d = 0; d < P.dims; ++d) {
+          Boxes[i][d].include(P.outputMin[d], P.outputMin[d] + P.outputExtent[d] - 1);
+          Boxes[i][d].include(Boxes[i][d].min - outputMargin, Boxes[i][d].max + outputMargin);
+        }
       if (Boxes[i][0].empty())
         continue;
-      const FuncDesc &f = P.funcs[i];
       const Update &u = f.update;
       if (u.kind == Update::Scan)
         Boxes[i][u.dim].include(u.rmin - 1, u.rmin + u.rextent - 1);
@@ -671,10 +686,11 @@ public:
         computeFunc(static_cast<int>(i));
   }
 
-  /// Value `index` of the output (1: the second of a Tuple).
-  Value output(const std::vector<int64_t> &c, int index = 0) const {
-    return at(static_cast<int>(P.funcs.size()) - 1, c, index);
-  }
+  /// Value `index` (1: the second of a Tuple) of Func `func`, inside its box.
+  Value value(int func, const std::vector<int64_t> &c, int index = 0) const { return at(func, c, index); }
+
+  /// The region of Func `func` computed (for an output: its buffer's).
+  const Box &box(int func) const { return Boxes[func]; }
 
 private:
   const PipelineDesc &P;
@@ -1038,7 +1054,14 @@ public:
   }
 
   ImageParam &input() { return In; }
-  Func &output() { return Funcs.back(); }
+  /// The pipeline's outputs: the Funcs marked as outputs, in order, then the last.
+  std::vector<Func> outputs() {
+    std::vector<Func> result;
+    for (size_t i = 0; i < P.funcs.size(); ++i)
+      if (P.funcs[i].output || i + 1 == P.funcs.size())
+        result.push_back(Funcs[i]);
+    return result;
+  }
 
 private:
   const PipelineDesc &P;
@@ -1427,6 +1450,12 @@ std::string to_string(const PipelineDesc &p) {
     s << describeSchedule(name, f.pureSchedule, p.gpu);
     s << describeSchedule(name + ".update()", f.updateSchedule, p.gpu);
   }
+  std::string outputs;
+  for (size_t i = 0; i < p.funcs.size(); ++i)
+    if (p.funcs[i].output || i + 1 == p.funcs.size())
+      outputs += (outputs.empty() ? "f" : ", f") + std::to_string(i);
+  if (outputs.find(',') != std::string::npos)
+    s << "Pipeline({" << outputs << "});  // each earlier output over what the reference computes of it\n";
   s << "// realized over";
   for (int d = 0; d < p.dims; ++d)
     s << " [" << p.outputMin[d] << ", " << p.outputMin[d] + p.outputExtent[d] - 1 << "]";
@@ -1441,18 +1470,18 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
     // a boundary condition; small, so that most arithmetic stays defined and exact.
     std::vector<int> inputMin = p.inputMin, inputExtent = p.inputExtent;
     RawBuffer probe(bufferType(p.inputType), std::vector<int>(p.dims, 1));
+    // An intermediate with shifted tails may compute (and read) up to its factor further than the
+    // reference. Rounded-up tails compound through splits of split loops and through every
+    // producer of a rounded region: a generous margin instead.
+    int margin = 0;
+    for (size_t i = 0; i + 1 < p.funcs.size(); ++i)
+      for (const auto *schedule : {&p.funcs[i].pureSchedule, &p.funcs[i].specializedSchedule})
+        for (const Directive &d : *schedule)
+          if (d.kind == Directive::Split)
+            margin += d.tail == 2 ? d.factor : d.tail == 3 ? 64 : 0;
     if (!p.boundary) {
-      // Exactly what the reference reads, so that bounds inference is checked too; an
-      // intermediate with shifted tails may compute (and read) up to its factor further. Rounded-up
-      // tails compound through splits of split loops and through every producer of a rounded
-      // region: a generous margin instead.
-      int margin = 0;
-      for (size_t i = 0; i + 1 < p.funcs.size(); ++i)
-        for (const auto *schedule : {&p.funcs[i].pureSchedule, &p.funcs[i].specializedSchedule})
-          for (const Directive &d : *schedule)
-            if (d.kind == Directive::Split)
-              margin += d.tail == 2 ? d.factor : d.tail == 3 ? 64 : 0;
-      Reference sizing(p, probe);
+      // Exactly what the reference reads (and the margin), so that bounds inference is checked too.
+      Reference sizing(p, probe, margin);
       for (int d = 0; d < p.dims; ++d) {
         const auto &iv = sizing.input_box()[d];
         if (iv.empty()) {
@@ -1473,7 +1502,7 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
                                         : Value{std::uniform_int_distribution<int>(0, 20)(rng), 0};
       writeElement(input, p.inputType, k, v);
     }
-    Reference reference(p, input);
+    Reference reference(p, input, margin);
     try {
       reference.evaluate();
     } catch (const Discard &) {
@@ -1483,46 +1512,62 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
 
     Builder builder(p);
     builder.input().set(input);
-    const FuncDesc &last = p.funcs.back();
-    std::vector<Scalar> types = {last.type};
-    if (last.tuple)
-      types.push_back(last.secondType);
+    // One buffer per value of each output, over the region the reference computes of it.
+    struct OutputBuffer {
+      int func, value;
+      Scalar type;
+      Box region;
+    };
+    std::vector<OutputBuffer> described;
+    for (size_t i = 0; i < p.funcs.size(); ++i) {
+      const FuncDesc &f = p.funcs[i];
+      if (!f.output && i + 1 < p.funcs.size())
+        continue;
+      described.push_back({static_cast<int>(i), 0, f.type, reference.box(static_cast<int>(i))});
+      if (f.tuple)
+        described.push_back({static_cast<int>(i), 1, f.secondType, reference.box(static_cast<int>(i))});
+    }
     std::vector<RawBuffer> outputs;
-    for (Scalar t : types) {
-      outputs.emplace_back(bufferType(t), p.outputExtent);
-      outputs.back().set_min(p.outputMin);
+    for (const OutputBuffer &o : described) {
+      std::vector<int> min, extent;
+      for (const Interval &iv : o.region) {
+        min.push_back(static_cast<int>(iv.min));
+        extent.push_back(static_cast<int>(iv.max - iv.min + 1));
+      }
+      outputs.emplace_back(bufferType(o.type), extent);
+      outputs.back().set_min(min);
       std::memset(outputs.back().host_bytes(), 0xA5, outputs.back().number_of_elements() * outputs.back().element_size());
     }
-    Pipeline pipeline(builder.output());
+    Pipeline pipeline(builder.outputs());
     pipeline.compile_jit(Target(target));
     pipeline.realize(outputs);
 
-    std::vector<int64_t> c(p.dims);
-    for (int d = 0; d < p.dims; ++d)
-      c[d] = p.outputMin[d];
     int wrong = 0;
     std::ostringstream what;
-    while (true) {
-      for (size_t v = 0; v < types.size(); ++v) {
-        const Scalar t = types[v];
-        Value expected = reference.output(c, static_cast<int>(v)), got = readElement(outputs[v], t, c);
-        bool same = isFloat(t) ? (expected.f == got.f || (std::isnan(expected.f) && std::isnan(got.f)))
-                               : expected.i == got.i;
+    for (size_t b = 0; b < described.size(); ++b) {
+      const OutputBuffer &o = described[b];
+      std::vector<int64_t> c(p.dims);
+      for (int d = 0; d < p.dims; ++d)
+        c[d] = o.region[d].min;
+      while (true) {
+        Value expected = reference.value(o.func, c, o.value), got = readElement(outputs[b], o.type, c);
+        bool same = isFloat(o.type) ? (expected.f == got.f || (std::isnan(expected.f) && std::isnan(got.f)))
+                                    : expected.i == got.i;
         if (!same && wrong++ < 3) {
-          what << (v ? "value 1 at (" : "at (");
+          what << "f" << o.func << (o.value ? " value 1 at (" : " at (");
           for (int d = 0; d < p.dims; ++d)
             what << (d ? ", " : "") << c[d];
-          what << "): expected " << (isFloat(t) ? expected.f : double(expected.i)) << ", got "
-               << (isFloat(t) ? got.f : double(got.i)) << "; ";
+          what << "): expected " << (isFloat(o.type) ? expected.f : double(expected.i)) << ", got "
+               << (isFloat(o.type) ? got.f : double(got.i)) << "; ";
         }
+        int d = 0;
+        while (d < p.dims && ++c[d] > o.region[d].max) {
+          c[d] = o.region[d].min;
+          ++d;
+        }
+        if (d == p.dims)
+          break;
       }
-      int d = 0;
-      while (d < p.dims && ++c[d] >= p.outputMin[d] + p.outputExtent[d]) {
-        c[d] = p.outputMin[d];
-        ++d;
-      }
-      if (d == p.dims)
-        break;
     }
     if (wrong) {
       result.outcome = Outcome::Wrong;
@@ -1538,7 +1583,7 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
 std::string compile_to_ptx(const PipelineDesc &p, const std::string &target) {
   try {
     Builder builder(p);
-    Pipeline(builder.output()).compile_to_ptx(Target(target));
+    Pipeline(builder.outputs()).compile_to_ptx(Target(target));
     return "";
   } catch (const std::exception &e) {
     return e.what();

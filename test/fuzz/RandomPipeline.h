@@ -70,6 +70,9 @@ struct FuncDesc {
   Update update;
   // Where it is computed: -1 inline, 0 root, k > 0 at the k-th loop (outermost first) of the output.
   int level = -1;
+  // Also an output of the pipeline (computed at root), realized over the region the reference
+  // computes of it: what later Funcs read and the last output's region.
+  bool output = false;
   // Where it is stored, where that is further out than where it is computed: 0 root, k > 0 the
   // k-th loop of the output (k < level). -1: where it is computed.
   int storeLevel = -1;
