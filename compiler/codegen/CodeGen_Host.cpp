@@ -560,19 +560,9 @@ void CodeGen_Host::reportFailure(const std::string &message, const std::vector<l
 void CodeGen_Host::emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
                               const std::vector<Type> &types) {
   // The runtime reads each placeholder's slot by its kind: signed, unsigned or float.
-  std::string typed;
-  size_t next = 0;
-  for (size_t i = 0; i < format.size(); ++i) {
-    typed += format[i];
-    if (format[i] != Call::PrintPlaceholder[0])
-      continue;
-    if (i + 1 < format.size() && format[i + 1] == Call::PrintPlaceholder[0]) {
-      typed += format[++i];
-      continue;
-    }
-    const Type t = types[next++];
-    typed += t.is_float() ? 'f' : t.is_int() ? 'i' : 'u';
-  }
+  const std::string typed = print_format_with(format, types, [](Type t) {
+    return t.is_float() ? "%f" : t.is_int() ? "%i" : "%u";
+  });
   Builder->CreateCall(runtimeFunction("ptxjit_print"),
                       {CallContext, Builder->CreateGlobalStringPtr(typed),
                        llvm::ConstantInt::get(llvm::Type::getInt32Ty(Context), values.size()),

@@ -607,6 +607,24 @@ void CodeGen_LLVM::print(const Call *op) {
   Value = args[1];
 }
 
+std::string CodeGen_LLVM::print_format_with(const std::string &format, const std::vector<Type> &types,
+                                            const std::function<std::string(Type)> &specifier) {
+  const char placeholder = Call::PrintPlaceholder[0];
+  std::string result;
+  size_t next = 0;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != placeholder) {
+      result += format[i];
+    } else if (i + 1 < format.size() && format[i + 1] == placeholder) {
+      result += "%%";
+      ++i;
+    } else {
+      result += specifier(types[next++]);
+    }
+  }
+  return result;
+}
+
 llvm::AllocaInst *CodeGen_LLVM::entryAlloca(llvm::Type *type, const std::string &name) {
   llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
   return entry.CreateAlloca(type, nullptr, name);

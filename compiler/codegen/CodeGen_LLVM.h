@@ -88,6 +88,10 @@ protected:
   /// Prints `format` (Call::print_format) with `values` of `types` (scalars), where the code runs.
   virtual void emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
                           const std::vector<Type> &types) = 0;
+  /// `format` (Call::print_format) with each value's placeholder replaced by `specifier(its type)`,
+  /// in printf's syntax: a literal '%' stays doubled.
+  static std::string print_format_with(const std::string &format, const std::vector<Type> &types,
+                                       const std::function<std::string(Type)> &specifier);
   /// The values as 64-bit slots of an array on the stack (integers extended, floats as doubles),
   /// as the host runtime and device printf read them.
   llvm::Value *print_slots(const std::vector<llvm::Value *> &values, const std::vector<Type> &types);

@@ -323,19 +323,9 @@ llvm::Value *CodeGen_PTX::call_math(const std::string &name, Type t, const std::
 void CodeGen_PTX::emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
                              const std::vector<Type> &types) {
   // Device printf: each slot is 64 bits, as print_slots stores it.
-  std::string printf;
-  size_t next = 0;
-  for (size_t i = 0; i < format.size(); ++i) {
-    if (format[i] != Call::PrintPlaceholder[0]) {
-      printf += format[i];
-    } else if (i + 1 < format.size() && format[i + 1] == Call::PrintPlaceholder[0]) {
-      printf += "%%";
-      ++i;
-    } else {
-      const Type t = types[next++];
-      printf += t.is_float() ? "%f" : t.is_int() ? "%lld" : "%llu";
-    }
-  }
+  const std::string printf = print_format_with(format, types, [](Type t) {
+    return t.is_float() ? "%f" : t.is_int() ? "%lld" : "%llu";
+  });
   llvm::Type *ptr = llvm::PointerType::get(Context, 0);
   llvm::FunctionCallee vprintf =
       Module->getOrInsertFunction("vprintf", llvm::FunctionType::get(llvm::Type::getInt32Ty(Context), {ptr, ptr}, false));

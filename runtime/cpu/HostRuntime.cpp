@@ -47,6 +47,8 @@ void ptxjit_print(void *context, const char *format, int32_t count, const uint64
       continue;
     }
     const char kind = *++c;
+    if (kind == '\0')
+      break;
     if (kind == '%' || next >= count) {
       message += '%';
       continue;
