@@ -53,7 +53,7 @@ void ptxjit_print(void *context, const char *format, int32_t count, const uint64
       message += '%';
       continue;
     }
-    char text[64];
+    char text[400]; // the longest: -DBL_MAX as %f, 317 characters
     const uint64_t slot = values[next++];
     if (kind == 'f') {
       double value;

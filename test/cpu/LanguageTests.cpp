@@ -1496,6 +1496,16 @@ TEST_CASE("print and print_when report through the call's print handler and retu
   }
   CHECK(printing.Lines == expected);
 
+  // A double prints whole, however long (-DBL_MAX is 317 characters).
+  printing.Lines.clear();
+  Func huge("huge");
+  huge(x) = print(cast<double>(x) * -DBL_MAX, "end");
+  Buffer<double> hugeOut(2);
+  Pipeline(huge).realize(&printing, hugeOut);
+  char hugeText[400];
+  std::snprintf(hugeText, sizeof hugeText, "%f end\n", -DBL_MAX);
+  CHECK(printing.Lines == std::vector<std::string>{"-0.000000 end\n", hugeText});
+
   CHECK_THROWS_WITH(print_when(x, x), Catch::Contains("the condition of print_when must be a boolean"));
 }
 
