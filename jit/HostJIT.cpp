@@ -80,6 +80,8 @@ JITState &state() {
     define("ptxjit_cuda_launch", reinterpret_cast<void *>(&ptxjit_cuda_launch));
     define("ptxjit_cuda_malloc", reinterpret_cast<void *>(&ptxjit_cuda_malloc));
     define("ptxjit_cuda_free", reinterpret_cast<void *>(&ptxjit_cuda_free));
+    define("ptxjit_cuda_copy_to_device", reinterpret_cast<void *>(&ptxjit_cuda_copy_to_device));
+    define("ptxjit_cuda_copy_to_host", reinterpret_cast<void *>(&ptxjit_cuda_copy_to_host));
     if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime))))
       throw InternalError("cannot define the runtime for the JIT: " + describe(std::move(error)));
     // The C library (tanhf, memcpy, ...) comes from the process.

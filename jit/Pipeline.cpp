@@ -43,10 +43,13 @@ Target checkHostTarget(const Target &target) {
   return target;
 }
 
-// An input whose host data is newer than its device copy.
+// An input that kernels read whose host data is newer than its device copy.
 bool inputHostDirty(const lower::LoweredArgument &a) {
-  return a.kind == lower::LoweredArgument::InputBuffer && a.param->buffer.device() && a.param->buffer.host_dirty();
+  return a.kind == lower::LoweredArgument::InputBuffer && a.on_device && a.param->buffer.device() &&
+         a.param->buffer.host_dirty();
 }
+
+bool isBuffer(const lower::LoweredArgument &a) { return a.kind != lower::LoweredArgument::Scalar; }
 
 } // namespace
 
@@ -207,18 +210,19 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
       args[i] = &scalars[i];
       break;
     }
-    needsStaging = needsStaging || (a.kind != lower::LoweredArgument::Scalar && buffers[i].device == 0);
+    needsStaging = needsStaging || (isBuffer(a) && a.on_device && buffers[i].device == 0);
   }
-  if (!compiled->Code->device_code())
-    for (size_t i = 0; i < arguments.size(); ++i)
-      if (arguments[i].kind != lower::LoweredArgument::Scalar && !buffers[i].host)
-        throw RuntimeError("buffer " + arguments[i].name + " has no host memory (it is a device-only view), but "
-                           "pipeline " + contents.Name + " runs on the host");
+  const bool gpu = compiled->Code->device_code() != nullptr;
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (isBuffer(arguments[i]) && arguments[i].on_host && !buffers[i].host)
+      throw RuntimeError("buffer " + arguments[i].name + " has no host memory (it is a device-only view), but " +
+                         (gpu ? "a Func that runs on the host (one without a GPU schedule) uses it"
+                              : "pipeline " + contents.Name + " runs on the host"));
   auto failure = [&](const std::string &fallback) {
     std::string first = call.first_error();
     return RuntimeError("realize of " + contents.Name + " failed: " + (first.empty() ? fallback : first));
   };
-  if (compiled->Code->device_code() && std::any_of(arguments.begin(), arguments.end(), inputHostDirty)) {
+  if (gpu && std::any_of(arguments.begin(), arguments.end(), inputHostDirty)) {
     // Inputs whose host data is newer than their device copy go up first, on the call's stream.
     try {
       runtime::cuda::ScopedContext scoped(&call.Runtime);
@@ -228,40 +232,58 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
             PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(buffers[i].device, buffers[i].host, bytes, scoped.stream()),
                              "input " + arguments[i].name);
           arguments[i].param->buffer.set_host_dirty(false);
+          buffers[i].flags &= ~uint64_t(ptxjit_buffer_host_dirty);
         }
     } catch (const RuntimeError &e) {
       throw failure(e.what());
     }
   }
-  if (!compiled->Code->device_code() || !needsStaging) {
+  // The caller's buffers learn which copy is newer: host code keeps the flags of the buffers it
+  // touches; an output only kernels write is newer on the device.
+  auto updateDirtyFlags = [&](size_t i, RawBuffer &buffer) {
+    if (arguments[i].on_host) {
+      buffer.set_host_dirty(buffers[i].flags & ptxjit_buffer_host_dirty);
+      buffer.set_device_dirty(buffers[i].flags & ptxjit_buffer_device_dirty);
+    } else if (arguments[i].kind == lower::LoweredArgument::OutputBuffer && arguments[i].on_device) {
+      buffer.set_device_dirty(true);
+    }
+  };
+  auto updateAllDirtyFlags = [&](const llvm::SmallVector<bool, 8> &staged) {
+    for (size_t i = 0, output = 0; i < arguments.size(); ++i) {
+      if (!isBuffer(arguments[i]) || (i < staged.size() && staged[i]))
+        continue;
+      RawBuffer &buffer = arguments[i].kind == lower::LoweredArgument::OutputBuffer ? *outputs[output++]
+                                                                                   : arguments[i].param->buffer;
+      updateDirtyFlags(i, buffer);
+    }
+  };
+  if (!gpu || !needsStaging) {
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());
     if (result != 0)
       throw failure("error code " + std::to_string(result));
-    if (compiled->Code->device_code())
-      for (RawBuffer *output : outputs)
-        output->set_device_dirty(true);
+    if (gpu)
+      updateAllDirtyFlags({});
     return;
   }
-  // Buffers without a device copy of the caller's get one for the length of the call. The output
-  // buffers are the first arguments.
+  // Buffers that kernels use without a device copy of the caller's get one for the length of the
+  // call. The output buffers are the first arguments.
   try {
     runtime::cuda::ScopedContext scoped(&call.Runtime);
     runtime::cuda::BufferStaging staging(&call.Runtime, scoped);
-    llvm::SmallVector<bool, 4> outputStaged;
-    for (size_t v = 0; v < outputs.size(); ++v)
-      outputStaged.push_back(buffers[v].device == 0);
+    llvm::SmallVector<bool, 8> staged(arguments.size(), false);
     for (size_t i = 0; i < arguments.size(); ++i)
-      if (arguments[i].kind != lower::LoweredArgument::Scalar && buffers[i].device == 0)
+      if (isBuffer(arguments[i]) && arguments[i].on_device && buffers[i].device == 0) {
         staging.stage(&buffers[i], arguments[i].name, arguments[i].kind == lower::LoweredArgument::InputBuffer);
+        staged[i] = true;
+        buffers[i].flags = 0; // the host data is the newest, and now on the device too
+      }
     int32_t result = compiled->Code->function()(&call.Runtime, args.data());
     if (result != 0)
       throw failure("error code " + std::to_string(result));
-    for (size_t v = 0; v < outputs.size(); ++v) {
-      if (outputStaged[v])
+    for (size_t v = 0; v < outputs.size(); ++v)
+      if (staged[v] && (!arguments[v].on_host || (buffers[v].flags & ptxjit_buffer_device_dirty)))
         staging.download(&buffers[v], arguments[v].name);
-      else
-        outputs[v]->set_device_dirty(true);
-    }
+    updateAllDirtyFlags(staged);
   } catch (const RuntimeError &e) {
     throw failure(e.what()); // the handler's first message is the most specific
   }

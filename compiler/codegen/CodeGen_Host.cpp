@@ -3,6 +3,7 @@
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 #include "lang/Parameter.h"
+#include "ptxjit/BufferABI.h"
 
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Verifier.h>
@@ -261,6 +262,8 @@ llvm::FunctionCallee CodeGen_Host::runtimeFunction(const char *name) {
     type = llvm::FunctionType::get(ptr, {ptr, i64, ptr}, false);
   else if (n == "ptxjit_cuda_free")
     type = llvm::FunctionType::get(voidTy, {ptr, ptr}, false);
+  else if (n == "ptxjit_cuda_copy_to_host" || n == "ptxjit_cuda_copy_to_device")
+    type = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
   PTXJIT_INTERNAL_ASSERT(type, "unknown runtime function " + n);
   return Module->getOrInsertFunction(name, type);
 }
@@ -292,13 +295,14 @@ void CodeGen_Host::unpackArguments(const lower::LoweredPipeline &pipeline, llvm:
       push(arg.name, arg.type.is_bool() ? Builder->CreateTrunc(v, llvm_type_of(arg.type)) : v);
       continue;
     }
-    // On a CUDA target the pipeline reads and writes the buffer's device copy.
-    if (CUDA)
-      push(arg.name, Builder->CreateIntToPtr(Builder->CreateLoad(llvm::Type::getInt64Ty(Context),
-                                                                 Builder->CreateStructGEP(BufferType, pointer, 0)),
-                                             ptr, arg.name + ".device"));
-    else
-      push(arg.name, Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 1), arg.name + ".host"));
+    push(arg.name, Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 1), arg.name + ".host"));
+    if (CUDA) {
+      push(device_symbol(arg.name),
+           Builder->CreateIntToPtr(
+               Builder->CreateLoad(llvm::Type::getInt64Ty(Context), Builder->CreateStructGEP(BufferType, pointer, 0)),
+               ptr, arg.name + ".device"));
+      push(descriptor_symbol(arg.name), pointer);
+    }
     llvm::Value *dims = Builder->CreateLoad(ptr, Builder->CreateStructGEP(BufferType, pointer, 5), arg.name + ".dim");
     for (int d = 0; d < arg.dimensions; ++d) {
       llvm::Value *dim = Builder->CreateConstInBoundsGEP1_32(DimensionType, dims, d);
@@ -365,11 +369,12 @@ void CodeGen_Host::parallelLoop(const For *op) {
   op->body.accept(&referenced);
   std::vector<std::string> captured;
   std::vector<llvm::Type *> types;
-  for (const std::string &name : referenced.Names)
-    if (name != op->name && has_symbol(name)) {
-      captured.push_back(name);
-      types.push_back(lookup(name)->getType());
-    }
+  for (const std::string &referencedName : referenced.Names)
+    for (const std::string &name : {referencedName, device_symbol(referencedName), descriptor_symbol(referencedName)})
+      if (name != op->name && has_symbol(name)) {
+        captured.push_back(name);
+        types.push_back(lookup(name)->getType());
+      }
   llvm::StructType *closureType = llvm::StructType::get(Context, types);
   llvm::AllocaInst *closure = entryAlloca(closureType, op->name + ".closure");
   for (size_t i = 0; i < captured.size(); ++i)
@@ -454,7 +459,7 @@ void CodeGen_Host::launchKernel(const For *op) {
   llvm::AllocaInst *array = entryAlloca(llvm::ArrayType::get(ptr, std::max<size_t>(n, 1)), kernel.name + ".args");
   for (size_t i = 0; i < n; ++i) {
     const KernelArgument &a = closure.arguments[i];
-    llvm::Value *value = lookup(a.name);
+    llvm::Value *value = lookup(a.is_buffer ? device_symbol(a.name) : a.name);
     llvm::AllocaInst *slot = entryAlloca(value->getType(), a.name + ".arg");
     Builder->CreateStore(value, slot);
     Builder->CreateStore(slot, Builder->CreateConstInBoundsGEP2_32(array->getAllocatedType(), array, 0, i));
@@ -499,9 +504,8 @@ void CodeGen_Host::visit(const Allocate *op) {
   }
   llvm::Type *element = storage_type_of(op->type);
   constexpr int64_t StackLimitBytes = 16 * 1024;
-  const char *allocate = CUDA ? "ptxjit_cuda_malloc" : "ptxjit_malloc";
-  const char *release = CUDA ? "ptxjit_cuda_free" : "ptxjit_free";
-  if (!CUDA && op->memory != MemoryType::Heap && constantElements && *constantElements * elementBytes <= StackLimitBytes) {
+  if (op->side == StorageSide::Host && op->memory != MemoryType::Heap && constantElements &&
+      *constantElements * elementBytes <= StackLimitBytes) {
     llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
     llvm::AllocaInst *storage =
         entry.CreateAlloca(element, llvm::ConstantInt::get(i64, std::max<int64_t>(*constantElements, 1)), op->name);
@@ -513,14 +517,71 @@ void CodeGen_Host::visit(const Allocate *op) {
   }
   llvm::Value *bytes = Builder->CreateMul(elements, llvm::ConstantInt::get(i64, elementBytes));
   llvm::Value *what = Builder->CreateGlobalStringPtr(op->name);
-  llvm::Value *storage = Builder->CreateCall(runtimeFunction(allocate), {CallContext, bytes, what}, op->name);
-  branchToErrorUnless(Builder->CreateIsNotNull(storage));
-  LiveHeapAllocations.push_back({storage, release});
-  push(op->name, storage);
+  std::vector<std::string> symbols;
+  auto allocate = [&](const char *allocator, const char *release, const std::string &symbol) {
+    llvm::Value *storage = Builder->CreateCall(runtimeFunction(allocator), {CallContext, bytes, what}, symbol);
+    branchToErrorUnless(Builder->CreateIsNotNull(storage));
+    LiveHeapAllocations.push_back({storage, release});
+    push(symbol, storage);
+    symbols.push_back(symbol);
+  };
+  if (op->side != StorageSide::Device)
+    allocate("ptxjit_malloc", "ptxjit_free", op->name);
+  if (op->side != StorageSide::Host)
+    allocate("ptxjit_cuda_malloc", "ptxjit_cuda_free", device_symbol(op->name));
+  if (op->side == StorageSide::HostAndDevice) {
+    // A one-dimensional descriptor of both copies, for the runtime's copies and the dirty flags.
+    llvm::Type *i8 = llvm::Type::getInt8Ty(Context), *i16 = llvm::Type::getInt16Ty(Context),
+               *i32 = llvm::Type::getInt32Ty(Context);
+    llvm::AllocaInst *dim = entryAlloca(DimensionType, op->name + ".dim");
+    llvm::Value *dimFields[] = {llvm::ConstantInt::get(i32, 0), Builder->CreateTrunc(elements, i32),
+                                llvm::ConstantInt::get(i32, 1), llvm::ConstantInt::get(i32, 0)};
+    for (unsigned f = 0; f < 4; ++f)
+      Builder->CreateStore(dimFields[f], Builder->CreateStructGEP(DimensionType, dim, f));
+    llvm::AllocaInst *descriptor = entryAlloca(BufferType, op->name + ".buffer");
+    llvm::Type *typeType = BufferType->getElementType(3);
+    llvm::Value *type = llvm::ConstantStruct::get(
+        llvm::cast<llvm::StructType>(typeType),
+        {llvm::ConstantInt::get(i8, static_cast<uint64_t>(op->type.code)), llvm::ConstantInt::get(i8, op->type.bits),
+         llvm::ConstantInt::get(i16, 1)});
+    llvm::Value *fields[] = {Builder->CreatePtrToInt(lookup(device_symbol(op->name)), i64), lookup(op->name),
+                             llvm::ConstantInt::get(i64, 0), type, llvm::ConstantInt::get(i32, 1), dim};
+    for (unsigned f = 0; f < 6; ++f)
+      Builder->CreateStore(fields[f], Builder->CreateStructGEP(BufferType, descriptor, f));
+    push(descriptor_symbol(op->name), descriptor);
+    symbols.push_back(descriptor_symbol(op->name));
+  }
   codegen(op->body);
-  pop(op->name);
-  LiveHeapAllocations.pop_back();
-  Builder->CreateCall(runtimeFunction(release), {CallContext, storage});
+  for (const std::string &symbol : symbols)
+    pop(symbol);
+  for (size_t n = symbols.size() - (op->side == StorageSide::HostAndDevice); n > 0; --n) {
+    Builder->CreateCall(runtimeFunction(LiveHeapAllocations.back().Release),
+                        {CallContext, LiveHeapAllocations.back().Pointer});
+    LiveHeapAllocations.pop_back();
+  }
+}
+
+void CodeGen_Host::visit(const Call *op) {
+  if (op->call_type != Call::Intrinsic || (op->name != Call::CopyToHost && op->name != Call::CopyToDevice &&
+                                           op->name != Call::SetHostDirty && op->name != Call::SetDeviceDirty)) {
+    CodeGen_LLVM::visit(op);
+    return;
+  }
+  const auto *buffer = op->args.at(0).as<Variable>();
+  PTXJIT_INTERNAL_ASSERT(buffer, "codegen: " + op->name + " of something other than a buffer");
+  llvm::Value *descriptor = lookup(descriptor_symbol(buffer->name));
+  llvm::Type *i32 = llvm::Type::getInt32Ty(Context), *i64 = llvm::Type::getInt64Ty(Context);
+  if (op->name == Call::CopyToHost || op->name == Call::CopyToDevice) {
+    llvm::Value *result = Builder->CreateCall(
+        runtimeFunction(op->name == Call::CopyToHost ? "ptxjit_cuda_copy_to_host" : "ptxjit_cuda_copy_to_device"),
+        {CallContext, descriptor, Builder->CreateGlobalStringPtr(buffer->name)});
+    branchToErrorUnless(Builder->CreateICmpEQ(result, llvm::ConstantInt::get(i32, 0)));
+  } else {
+    llvm::Value *flags = Builder->CreateStructGEP(BufferType, descriptor, 2);
+    const uint64_t bit = op->name == Call::SetHostDirty ? ptxjit_buffer_host_dirty : ptxjit_buffer_device_dirty;
+    Builder->CreateStore(Builder->CreateOr(Builder->CreateLoad(i64, flags), llvm::ConstantInt::get(i64, bit)), flags);
+  }
+  Value = llvm::ConstantInt::get(i32, 0);
 }
 
 void CodeGen_Host::visit(const AssertStmt *op) {

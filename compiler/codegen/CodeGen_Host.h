@@ -6,8 +6,9 @@
 // where args are the pipeline's arguments in LoweredPipeline order (a ptxjit_buffer_t * for a
 // buffer, a pointer to the value for a scalar) and context is a ptxjit_host_call_context *.
 // Parallel loops become tasks for ptxjit_do_par_for; heap allocations are freed on every exit.
-// On a CUDA target, buffers are device memory, each GPU loop nest becomes a kernel launched
-// through ptxjit_cuda_launch, and the kernels are kept for device code generation.
+// On a CUDA target, each GPU loop nest becomes a kernel launched through ptxjit_cuda_launch, and
+// the kernels are kept for device code generation; the code outside kernels (host stages) runs
+// here, with copies between host and device memory where InjectHostDeviceCopies put them.
 
 #include "CodeGen_LLVM.h"
 #include "KernelClosure.h"
@@ -38,6 +39,8 @@ protected:
   void visit(const ir::For *) override;
   void visit(const ir::Allocate *) override;
   void visit(const ir::AssertStmt *) override;
+  /// The host-device copies and dirty marks (InjectHostDeviceCopies); other calls as CodeGen_LLVM.
+  void visit(const ir::Call *) override;
   /// Vector math: exp, log and pow of floats as polynomials inline (unless strict_float), the
   /// others through glibc's vector math library (libmvec) where it has the function.
   llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) override;
@@ -73,6 +76,11 @@ private:
   llvm::FunctionCallee runtimeFunction(const char *name);
   void parallelLoop(const ir::For *op);
   void launchKernel(const ir::For *op);
+
+  // On a CUDA target a buffer's name is its host memory; these name its device memory and its
+  // descriptor (ptxjit_buffer_t *) where it has them.
+  static std::string device_symbol(const std::string &buffer) { return buffer + ".device"; }
+  static std::string descriptor_symbol(const std::string &buffer) { return buffer + ".buffer"; }
 
   bool CUDA = false;
   /// The debug feature: each launch waits for its kernel, so that a fault names the kernel.

@@ -293,13 +293,15 @@ Stmt Provide::make(const std::string &name, std::vector<Expr> values, std::vecto
   return Stmt(s);
 }
 
-Stmt Allocate::make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body, MemoryType memory) {
+Stmt Allocate::make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body, MemoryType memory,
+                    StorageSide side) {
   PTXJIT_INTERNAL_ASSERT(body.defined(), "Allocate with undefined body");
   auto *s = new Allocate;
   s->name = name;
   s->type = type;
   s->extents = std::move(extents);
   s->memory = memory;
+  s->side = side;
   s->body = std::move(body);
   return Stmt(s);
 }

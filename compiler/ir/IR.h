@@ -159,6 +159,11 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
   /// (doubled where the text has it); args are the condition, then the values, the first of
   /// which is the call's value.
   static constexpr const char *Print = "print", *PrintPlaceholder = "%";
+  /// Moves between a buffer's host and device copies on a GPU target (InjectHostDeviceCopies):
+  /// an Evaluate of a call whose one argument is a Variable named as the buffer. A copy does
+  /// nothing unless the other side is newer (dirty); the dirty marks follow a side's writes.
+  static constexpr const char *CopyToHost = "copy_to_host", *CopyToDevice = "copy_to_device",
+                              *SetHostDirty = "set_host_dirty", *SetDeviceDirty = "set_device_dirty";
   bool is_print() const { return call_type == Intrinsic && name.rfind(std::string(Print) + ":", 0) == 0; }
   std::string print_format() const { return name.substr(std::char_traits<char>::length(Print) + 1); }
   Call(Type t, std::string n, std::vector<Expr> a, CallType ct)
@@ -242,15 +247,21 @@ struct Provide : StmtNode<Provide, IRNodeType::Provide> {
   static Stmt make(const std::string &name, std::vector<Expr> values, std::vector<Expr> args, bool atomic = false);
 };
 
+/// Where storage outside GPU kernels lives: InjectHostDeviceCopies decides on a GPU target from
+/// the sides that read and write it (both: two copies, moved as each side needs them). Storage
+/// inside kernels (shared memory, registers) ignores it.
+enum class StorageSide : uint8_t { Host, Device, HostAndDevice };
+
 /// Flat storage of `type`, `extents` multiplied, live for `body`.
 struct Allocate : StmtNode<Allocate, IRNodeType::Allocate> {
   std::string name;
   Type type;
   std::vector<Expr> extents;
   MemoryType memory = MemoryType::Auto;
+  StorageSide side = StorageSide::Host;
   Stmt body;
   static Stmt make(const std::string &name, Type type, std::vector<Expr> extents, Stmt body,
-                   MemoryType memory = MemoryType::Auto);
+                   MemoryType memory = MemoryType::Auto, StorageSide side = StorageSide::Host);
 };
 
 /// Multi-dimensional storage for a Func over `bounds`, before storage flattening: one buffer for

@@ -135,6 +135,7 @@ private:
     addName(op->name);
     addType(op->type);
     addRaw(op->memory);
+    addRaw(op->side);
     addRaw(static_cast<uint32_t>(op->extents.size()));
     for (const Expr &extent : op->extents)
       add(extent);

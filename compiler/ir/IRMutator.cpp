@@ -179,7 +179,7 @@ Stmt IRMutator::visit(const Allocate *op) {
   }
   Stmt body = mutate(op->body);
   changed = changed || !body.same_as(op->body);
-  return changed ? Allocate::make(op->name, op->type, std::move(extents), body, op->memory) : Stmt(op);
+  return changed ? Allocate::make(op->name, op->type, std::move(extents), body, op->memory, op->side) : Stmt(op);
 }
 
 Stmt IRMutator::visit(const Realize *op) {

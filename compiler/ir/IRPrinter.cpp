@@ -201,7 +201,9 @@ private:
   void visit(const Allocate *op) override {
     indent();
     static const char *memory[] = {"", " in heap", " in shared", " in registers"};
-    Out << "allocate " << op->name << memory[static_cast<int>(op->memory)] << "[" << ptxjit::to_string(op->type);
+    static const char *side[] = {"", " on device", " on host and device"};
+    Out << "allocate " << op->name << memory[static_cast<int>(op->memory)] << side[static_cast<int>(op->side)] << "["
+        << ptxjit::to_string(op->type);
     for (const Expr &extent : op->extents) {
       Out << " * ";
       print(extent);

@@ -664,6 +664,9 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
   tile(x, y, bx, by, tx, ty, xsize, ysize, tail);
   return gpu_blocks(bx, by).gpu_threads(tx, ty);
 }
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail) {
+  return gpu_tile(x, x, tx, xsize, tail);
+}
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                        Expr ysize, TailStrategy tail) {
   return gpu_tile(x, y, x, y, tx, ty, xsize, ysize, tail);
@@ -871,6 +874,10 @@ Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &t
 Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
                      const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize, TailStrategy tail) {
   pureStage(Contents, "gpu_tile").gpu_tile(x, y, bx, by, tx, ty, xsize, ysize, tail);
+  return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail) {
+  pureStage(Contents, "gpu_tile").gpu_tile(x, tx, xsize, tail);
   return *this;
 }
 Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,

@@ -62,10 +62,6 @@ private:
   }
 
   void visit(const Provide *op) override {
-    if (CUDA && BlockDepth == 0)
-      throw CompileError("Func " + op->name + " would run on the host, but on a CUDA target every Func that is not "
-                         "inlined runs in a GPU kernel: schedule each of its definitions with gpu_tile or "
-                         "gpu_blocks and gpu_threads");
     if (BlockDepth > 0 && ThreadDepth == 0)
       throw CompileError("Func " + op->name + " is stored inside gpu_blocks loops but outside any gpu_threads "
                          "loop; every thread of the block would write it");

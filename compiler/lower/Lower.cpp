@@ -4,6 +4,7 @@
 #include "CheckGPUSchedules.h"
 #include "CheckUpdateLoops.h"
 #include "FuncValueBounds.h"
+#include "InjectHostDeviceCopies.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
 #include "StorageFlattening.h"
@@ -169,6 +170,9 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   s = runPass("simplify", debug, [&] { return simplify(s); });
   s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts); });
   s = runPass("simplify", debug, [&] { return simplify(s); });
+  BufferSides sides;
+  if (target.has_gpu_feature())
+    s = runPass("inject host-device copies", debug, [&] { return inject_host_device_copies(s, &sides); });
   s = runPass("unroll loops", debug, [&] { return unroll_loops(s); });
   s = runPass("vectorize loops", debug, [&] { return vectorize_loops(s); });
   s = runPass("simplify", debug, [&] { return simplify(s); });
@@ -181,6 +185,11 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
     result.arguments.push_back({LoweredArgument::OutputBuffer, b.name, b.type, b.dimensions, nullptr});
   for (const auto &image : images)
     result.arguments.push_back({LoweredArgument::InputBuffer, image->name, image->type, image->dimensions, image});
+  if (target.has_gpu_feature())
+    for (LoweredArgument &a : result.arguments) {
+      a.on_device = sides.device.count(a.name) > 0;
+      a.on_host = sides.host.count(a.name) > 0;
+    }
   ScalarParamFinder params;
   s.accept(&params);
   for (const auto &p : params.Params)

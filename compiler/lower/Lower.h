@@ -22,6 +22,9 @@ struct LoweredArgument {
   Type type;
   int dimensions = 0;
   std::shared_ptr<ParameterContents> param; ///< null for the output
+  /// A buffer's users on a GPU target: kernels (it needs a device copy), host code (it needs host
+  /// memory; the generated code then keeps the buffer's dirty flags). On the host target: host.
+  bool on_device = false, on_host = true;
 };
 
 struct LoweredPipeline {

@@ -144,6 +144,7 @@ public:
     ptxjit_buffer_t d{};
     d.device = Device;
     d.host = Host;
+    d.flags = (host_dirty() ? ptxjit_buffer_host_dirty : 0) | (device_dirty() ? ptxjit_buffer_device_dirty : 0);
     d.type = ElementType;
     d.dimensions = dimensions();
     d.dim = const_cast<ptxjit_dimension_t *>(Dims.data());

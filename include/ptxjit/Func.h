@@ -95,7 +95,8 @@ public:
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
                   const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize,
                   TailStrategy tail = TailStrategy::Auto);
-  /// The two-dimensional gpu_tile that reuses x and y for the block loops.
+  /// The gpu_tile that reuses x (and y) for the block loops.
+  Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail = TailStrategy::Auto);
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                   Expr ysize, TailStrategy tail = TailStrategy::Auto);
 
@@ -229,6 +230,7 @@ public:
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
                  const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize,
                  TailStrategy tail = TailStrategy::Auto);
+  Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail = TailStrategy::Auto);
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                  Expr ysize, TailStrategy tail = TailStrategy::Auto);
   /// Asserts at realize that dimension `var` of this Func is required only within [min, min+extent),

@@ -1,9 +1,11 @@
 #include "CudaRuntime.h"
 
+#include "BufferStaging.h"
 #include "CudaDriver.h"
 #include "DeviceCode.h"
 #include "ReportError.h"
 #include "ScopedContext.h"
+#include "ptxjit/RuntimeError.h"
 
 namespace {
 
@@ -89,6 +91,45 @@ void ptxjit_cuda_free(void *context, void *pointer) {
       report_error(context, "device_free failed with " + (r > 0 ? describe(static_cast<CUresult>(r)) : std::to_string(r)));
   } catch (const std::exception &e) {
     report_error(context, e.what());
+  }
+}
+
+int32_t ptxjit_cuda_copy_to_device(void *context, ptxjit_buffer_t *buffer, const char *name) {
+  if (!(buffer->flags & ptxjit_buffer_host_dirty))
+    return 0;
+  auto *call = static_cast<ptxjit_call_context *>(context);
+  try {
+    if (!buffer->device)
+      throw ptxjit::RuntimeError(std::string("buffer ") + name + " is read on the GPU but has no device memory");
+    ScopedContext scoped(call);
+    if (size_t bytes = buffer_span_bytes(*buffer))
+      PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(buffer->device, buffer->host, bytes, scoped.stream()),
+                       std::string("the copy of buffer ") + name + " to the device");
+    buffer->flags &= ~uint64_t(ptxjit_buffer_host_dirty);
+    return 0;
+  } catch (const std::exception &e) {
+    report_error(context, e.what());
+    return -1;
+  }
+}
+
+int32_t ptxjit_cuda_copy_to_host(void *context, ptxjit_buffer_t *buffer, const char *name) {
+  if (!(buffer->flags & ptxjit_buffer_device_dirty))
+    return 0;
+  auto *call = static_cast<ptxjit_call_context *>(context);
+  try {
+    if (!buffer->host)
+      throw ptxjit::RuntimeError(std::string("buffer ") + name + " is used on the host but has no host memory");
+    ScopedContext scoped(call);
+    if (size_t bytes = buffer_span_bytes(*buffer))
+      PTXJIT_CUDA_CALL(cuMemcpyDtoHAsync(buffer->host, buffer->device, bytes, scoped.stream()),
+                       std::string("the copy of buffer ") + name + " to the host");
+    PTXJIT_CUDA_CALL(cuStreamSynchronize(scoped.stream()), std::string("the kernels that wrote buffer ") + name);
+    buffer->flags &= ~uint64_t(ptxjit_buffer_device_dirty);
+    return 0;
+  } catch (const std::exception &e) {
+    report_error(context, e.what());
+    return -1;
   }
 }
 

@@ -24,6 +24,13 @@ int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int
 void *ptxjit_cuda_malloc(void *context, uint64_t bytes, const char *what);
 void ptxjit_cuda_free(void *context, void *pointer);
 
+/* The copies between a buffer's host and device memory that host stages need: each copies only
+   when the other side is newer (host_dirty, device_dirty) and clears that flag; copy_to_host
+   waits for the copy. `name` names the buffer in errors. Returns 0, or -1 after reporting. */
+struct ptxjit_buffer_t;
+int32_t ptxjit_cuda_copy_to_device(void *context, struct ptxjit_buffer_t *buffer, const char *name);
+int32_t ptxjit_cuda_copy_to_host(void *context, struct ptxjit_buffer_t *buffer, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1638,3 +1638,82 @@ TEST_CASE("print_when in a kernel prints with device printf", "[gpu]") {
   std::sort(expected.begin(), expected.end());
   CHECK(lines == expected);
 }
+
+TEST_CASE("Funcs without a GPU schedule run on the host, with copies where the sides meet", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(131, 70);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  auto lutValue = [](int i) { return float(i) * 0.5f; };
+  auto gValue = [&](int i, int j) { return input(i, j) + lutValue(i % 16); };
+  auto fValue = [&](int i, int j) { return gValue(i, j) * 2.0f + gValue(i + 1, j); };
+
+  SECTION("host, GPU, host and GPU stages alternate") {
+    Func lut("lut"), g("g"), f("f"), h("h");
+    lut(x) = cast<float>(x) * 0.5f;
+    g(x, y) = in(x, y) + lut(x % 16);
+    f(x, y) = g(x, y) * 2.0f + g(x + 1, y);
+    h(x, y) = f(x, y) + lut(y % 16);
+    lut.compute_root();
+    g.compute_root().gpu_tile(x, y, xi, yi, 16, 16);
+    f.compute_root().vectorize(x, 8);
+    h.gpu_tile(x, y, xi, yi, 16, 16);
+    Buffer<float> out = onGPU(h).realize<float>({130, 70});
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &c) { return fValue(c[0], c[1]) + lutValue(c[1] % 16); });
+  }
+  SECTION("the output runs on the host and is host-dirty in a buffer with a device copy") {
+    Func g("g"), f("f");
+    g(x, y) = in(x, y) + cast<float>(x % 16) * 0.5f;
+    f(x, y) = g(x, y) * 2.0f + g(x + 1, y);
+    g.compute_root().gpu_tile(x, y, xi, yi, 32, 8);
+    Pipeline p = onGPU(f);
+    Buffer<float> out(130, 70);
+    fill_random(out, seed + 1);
+    copy_to_device(out);
+    p.realize(out);
+    CHECK(out.host_dirty());
+    CHECK_FALSE(out.device_dirty());
+    check_against(out, [&](const std::vector<int> &c) { return fValue(c[0], c[1]); });
+    copy_to_device(out); // the host's values go up: the device copy matches
+    CHECK_FALSE(out.host_dirty());
+  }
+  SECTION("an update on the host after a pure definition on the GPU") {
+    Func f("f");
+    f(x, y) = in(x, y) * 3.0f;
+    f(x, 0) = f(x, 0) + f(x, 1);
+    f.gpu_tile(x, y, xi, yi, 32, 8);
+    Buffer<float> out(131, 70);
+    onGPU(f).realize(out);
+    check_against(out, [&](const std::vector<int> &c) {
+      return c[1] == 0 ? input(c[0], 0) * 3.0f + input(c[0], 1) * 3.0f : input(c[0], c[1]) * 3.0f;
+    });
+  }
+  SECTION("a device-dirty input read by a host stage is copied down first") {
+    Func twice("twice");
+    twice(x, y) = in(x, y) * 2.0f;
+    twice.gpu_tile(x, y, xi, yi, 32, 8);
+    Buffer<float> doubled(131, 70);
+    copy_to_device(doubled);
+    onGPU(twice).realize(doubled);
+    REQUIRE(doubled.device_dirty());
+    ImageParam second(Float(32), 2, "second");
+    second.set(doubled);
+    Func sum("sum"), out("out");
+    sum(x, y) = second(x, y) + 1.0f; // on the host
+    out(x, y) = sum(x, y) * sum(x, y);
+    sum.compute_root();
+    out.gpu_tile(x, y, xi, yi, 32, 8);
+    Buffer<float> result = onGPU(out).realize<float>({131, 70});
+    copy_to_host(result);
+    CHECK_FALSE(doubled.device_dirty());
+    check_against(result, [&](const std::vector<int> &c) {
+      const float s = input(c[0], c[1]) * 2.0f + 1.0f;
+      return s * s;
+    });
+  }
+}

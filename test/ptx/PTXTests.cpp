@@ -40,6 +40,13 @@ std::string assemble(const std::string &ptx, const std::string &arch) {
 #endif
 }
 
+size_t occurrences(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size()))
+    ++n;
+  return n;
+}
+
 struct Pipelines {
   ImageParam in{Float(32), 2, "in"};
   Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"};
@@ -542,4 +549,22 @@ TEST_CASE("print in a kernel calls device printf", "[ptx]") {
   std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK_THAT(ptx, Catch::Contains(".extern .func  (.param .b32 func_retval0) vprintf"));
   CHECK(assemble(ptx, "sm_80").empty());
+}
+
+TEST_CASE("Funcs without a GPU schedule run on the host between kernels", "[ptx]") {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func lut("lut"), g("g"), f("f"), h("h");
+  lut(x) = cast<float>(x) * 0.5f;
+  g(x, y) = in(x, y) + lut(x % 16);
+  f(x, y) = g(x, y) * 2.0f + g(x + 1, y);
+  h(x, y) = f(x, y) + lut(y % 16);
+  lut.compute_root();
+  g.compute_root().gpu_tile(x, y, xi, yi, 16, 16);
+  f.compute_root().vectorize(x, 8);
+  h.gpu_tile(x, y, xi, yi, 16, 16);
+  Pipeline p(h);
+  std::string ptx = p.compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK(occurrences(ptx, ".entry") == 2);
+  CHECK_NOTHROW(p.compile_jit(Target("host-cuda-cuda_capability_80")));
 }
