@@ -60,13 +60,6 @@ private:
              " but computed outside any GPU kernel; compute it at a gpu_blocks or gpu_threads loop");
     IRVisitor::visit(op);
   }
-
-  void visit(const Provide *op) override {
-    if (BlockDepth > 0 && ThreadDepth == 0)
-      throw CompileError("Func " + op->name + " is stored inside gpu_blocks loops but outside any gpu_threads "
-                         "loop; every thread of the block would write it");
-    IRVisitor::visit(op);
-  }
 };
 
 } // namespace

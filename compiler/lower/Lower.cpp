@@ -4,6 +4,7 @@
 #include "CheckGPUSchedules.h"
 #include "CheckUpdateLoops.h"
 #include "FuncValueBounds.h"
+#include "GPUSingleThreadSections.h"
 #include "InjectHostDeviceCopies.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
@@ -173,6 +174,8 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   BufferSides sides;
   if (target.has_gpu_feature())
     s = runPass("inject host-device copies", debug, [&] { return inject_host_device_copies(s, &sides); });
+  if (target.has_gpu_feature())
+    s = runPass("single-thread sections in kernels", debug, [&] { return gpu_single_thread_sections(s); });
   s = runPass("unroll loops", debug, [&] { return unroll_loops(s); });
   s = runPass("vectorize loops", debug, [&] { return vectorize_loops(s); });
   s = runPass("simplify", debug, [&] { return simplify(s); });

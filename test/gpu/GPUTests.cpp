@@ -1717,3 +1717,45 @@ TEST_CASE("Funcs without a GPU schedule run on the host, with copies where the s
     });
   }
 }
+
+TEST_CASE("Stores outside thread loops in a kernel run once per block", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(140, 50);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  SECTION("a producer with an update at the block loop, read by the block's threads") {
+    Func g("g"), f("f");
+    RDom r(0, 4, "r");
+    g(x, y) = in(x, y) * 2.0f;
+    g(x, y) += in(x + r, y); // read-modify-write: run by more than one thread it would go wrong
+    f(x, y) = g(x, y) + g(x + 1, y);
+    f.gpu_tile(x, y, xi, yi, 32, 8);
+    g.compute_at(f, x);
+    Buffer<float> out = onGPU(f).realize<float>({130, 50});
+    copy_to_host(out);
+    auto gValue = [&](int i, int j) {
+      float v = input(i, j) * 2.0f;
+      for (int k = 0; k < 4; ++k)
+        v += input(i + k, j);
+      return v;
+    };
+    check_against(out, [&](const std::vector<int> &c) { return gValue(c[0], c[1]) + gValue(c[0] + 1, c[1]); });
+  }
+  SECTION("a kernel of gpu_blocks only, an update with serial loops inside") {
+    Func f("f");
+    f(x, y) = in(x, y) + 1.0f;
+    f(x, y) += f(x, y) * 0.5f;
+    f.gpu_blocks(y);
+    f.update().gpu_blocks(y);
+    Buffer<float> out = onGPU(f).realize<float>({140, 50});
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &c) {
+      const float v = input(c[0], c[1]) + 1.0f;
+      return v + v * 0.5f;
+    });
+  }
+}

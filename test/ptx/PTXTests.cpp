@@ -252,15 +252,6 @@ TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", 
     f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
     CHECK_THROWS_WITH(Pipeline(f).compile_jit(Target("host")), Catch::Contains("has no cuda feature"));
   }
-  SECTION("a producer in a block without thread loops") {
-    Func g("g"), f("f");
-    g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
-    f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
-    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
-    g.compute_at(f, p.x);
-    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
-                      Catch::Contains("Func g is stored inside gpu_blocks loops but outside any gpu_threads loop"));
-  }
   SECTION("store_in that does not fit where the Func is computed") {
     Func g("g"), f("f");
     g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
@@ -567,4 +558,29 @@ TEST_CASE("Funcs without a GPU schedule run on the host between kernels", "[ptx]
   std::string ptx = p.compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK(occurrences(ptx, ".entry") == 2);
   CHECK_NOTHROW(p.compile_jit(Target("host-cuda-cuda_capability_80")));
+}
+
+TEST_CASE("Stores outside thread loops in a kernel run in one thread of the block", "[ptx]") {
+  Pipelines p;
+  Target cuda("host-cuda-cuda_capability_80");
+  SECTION("a producer at the block loop without thread loops of its own") {
+    Func g("g"), f("f");
+    g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    g.compute_at(f, p.x);
+    std::string ptx = Pipeline(f).compile_to_ptx(cuda);
+    CHECK_THAT(ptx, Catch::Contains("bar.sync"));
+    CHECK(assemble(ptx, "sm_80").empty());
+  }
+  SECTION("a kernel of gpu_blocks only, with serial loops inside") {
+    Func f("f");
+    f(p.x, p.y) = p.in(p.x, p.y) + 1.0f;
+    f(p.x, p.y) += f(p.x, p.y) * 0.5f;
+    f.gpu_blocks(p.y);
+    f.update().gpu_blocks(p.y);
+    std::string ptx = Pipeline(f).compile_to_ptx(cuda);
+    CHECK_THAT(ptx, Catch::Contains(".reqntid 1, 1, 1"));
+    CHECK(assemble(ptx, "sm_80").empty());
+  }
 }
