@@ -250,11 +250,10 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
   };
   auto updateAllDirtyFlags = [&](const llvm::SmallVector<bool, 8> &staged) {
     for (size_t i = 0, output = 0; i < arguments.size(); ++i) {
-      if (!isBuffer(arguments[i]) || (i < staged.size() && staged[i]))
-        continue;
-      RawBuffer &buffer = arguments[i].kind == lower::LoweredArgument::OutputBuffer ? *outputs[output++]
-                                                                                   : arguments[i].param->buffer;
-      updateDirtyFlags(i, buffer);
+      const bool isOutput = arguments[i].kind == lower::LoweredArgument::OutputBuffer;
+      RawBuffer *buffer = isOutput ? outputs[output++] : isBuffer(arguments[i]) ? &arguments[i].param->buffer : nullptr;
+      if (buffer && !(i < staged.size() && staged[i]))
+        updateDirtyFlags(i, *buffer);
     }
   };
   if (!gpu || !needsStaging) {

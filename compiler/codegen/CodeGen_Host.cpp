@@ -444,15 +444,30 @@ void CodeGen_Host::launchKernel(const For *op) {
     block[d] = llvm::ConstantInt::get(i32, closure.block_size[d]);
   }
   // Limits every CUDA device has; the device's own are checked at launch.
-  constexpr int64_t MaxThreadsPerBlock = 1024, MaxSharedBytes = 48 * 1024;
+  constexpr int64_t MaxThreadsPerBlock = 1024, MaxSharedBytes = 227 * 1024;
   if (threads > MaxThreadsPerBlock)
     throw CompileError("kernel " + kernel.name + " (loop " + op->name + ") has " + std::to_string(threads) +
                        " threads per block; CUDA allows at most " + std::to_string(MaxThreadsPerBlock));
-  if (closure.shared_bytes > MaxSharedBytes)
-    throw CompileError("kernel " + kernel.name + " (loop " + op->name + ") needs " +
-                       std::to_string(closure.shared_bytes) + " bytes of shared memory for " +
-                       closure.shared.front().name + (closure.shared.size() > 1 ? " and others" : "") +
-                       "; a kernel gets at most " + std::to_string(MaxSharedBytes) + " bytes; use smaller tiles");
+  auto sharedFuncs = [&] {
+    return closure.shared.front().name + (closure.shared.size() > 1 ? " and others" : "");
+  };
+  if (auto bytes = as_const_int(closure.shared_bytes); bytes && *bytes > MaxSharedBytes)
+    throw CompileError("kernel " + kernel.name + " (loop " + op->name + ") needs " + std::to_string(*bytes) +
+                       " bytes of shared memory for " + sharedFuncs() + "; a block gets at most " +
+                       std::to_string(MaxSharedBytes) + " bytes on any CUDA device (227 KiB, sm_90); use smaller tiles");
+  ReferencedNames sharedNeeds;
+  closure.shared_bytes.accept(&sharedNeeds);
+  for (const std::string &name : sharedNeeds.Names)
+    if (!has_symbol(name))
+      throw CompileError("kernel " + kernel.name + ": the shared memory of " + sharedFuncs() + " (" +
+                         to_string(closure.shared_bytes) + " bytes) depends on " + name +
+                         ", which is computed inside the kernel");
+  // More than a 32-bit launch parameter holds is past every device's limit, which the runtime
+  // reports.
+  llvm::Value *sharedBytes = codegen(closure.shared_bytes);
+  llvm::Value *sharedCap = llvm::ConstantInt::get(sharedBytes->getType(), INT32_MAX);
+  sharedBytes = Builder->CreateTrunc(
+      Builder->CreateSelect(Builder->CreateICmpSGT(sharedBytes, sharedCap), sharedCap, sharedBytes), i32);
 
   // The arguments: one slot per closure value, and an array of pointers to the slots.
   size_t n = closure.arguments.size();
@@ -468,7 +483,7 @@ void CodeGen_Host::launchKernel(const For *op) {
   llvm::Value *result = Builder->CreateCall(
       runtimeFunction("ptxjit_cuda_launch"),
       {CallContext, code, llvm::ConstantInt::get(i32, Kernels.size()), grid[0], grid[1], grid[2], block[0], block[1],
-       block[2], llvm::ConstantInt::get(i32, closure.shared_bytes), array,
+       block[2], sharedBytes, array,
        llvm::ConstantInt::get(i32, SynchronizeAfterLaunch ? 1 : 0)});
   branchToErrorUnless(Builder->CreateICmpEQ(result, llvm::ConstantInt::get(i32, 0)));
   Kernels.push_back(std::move(kernel));

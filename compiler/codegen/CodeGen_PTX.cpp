@@ -125,7 +125,7 @@ void CodeGen_PTX::add_kernel(const For *nest, const std::string &name, const Ker
   const char *reqntid[] = {"reqntidx", "reqntidy", "reqntidz"};
   for (int d = 0; d < 3; ++d)
     annotate(reqntid[d], static_cast<int>(closure.block_size[d]));
-  if (closure.shared_bytes > 0 && !SharedMemory)
+  if (!closure.shared.empty() && !SharedMemory)
     SharedMemory = new llvm::GlobalVariable(*Module, llvm::ArrayType::get(llvm::Type::getInt8Ty(Context), 0), false,
                                             llvm::GlobalValue::ExternalLinkage, nullptr, "ptxjit_shared", nullptr,
                                             llvm::GlobalValue::NotThreadLocal, 3);
@@ -266,7 +266,7 @@ void CodeGen_PTX::visit(const Allocate *op) {
                          [&](const SharedAllocation &s) { return s.name == op->name; });
   if (it != Closure->shared.end()) {
     PTXJIT_INTERNAL_ASSERT(SharedMemory, "PTX codegen: no shared block for " + op->name);
-    push(op->name, Builder->CreateConstInBoundsGEP1_64(llvm::Type::getInt8Ty(Context), SharedMemory, it->offset, op->name));
+    push(op->name, Builder->CreateInBoundsGEP(llvm::Type::getInt8Ty(Context), SharedMemory, codegen(it->offset), op->name));
   } else {
     auto registers = Closure->registers.find(op->name);
     PTXJIT_INTERNAL_ASSERT(registers != Closure->registers.end(), "PTX codegen: " + op->name + " has no storage");

@@ -1,5 +1,6 @@
 #include "KernelClosure.h"
 
+#include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -26,6 +27,8 @@ private:
   std::map<std::string, int> Bound;
   // The values of the lets inside the kernel, in terms of names outside it, for bounding sizes.
   std::map<std::string, Expr> LetValues;
+  // The range of each loop variable inside the kernel, in terms of names outside it.
+  Scope LoopRanges;
   int ThreadDepth = 0;
   int InnerThreadDim = -1; // the largest dimension among the thread loops inside the current one
 
@@ -39,7 +42,7 @@ private:
   }
 
   int64_t constantBound(const Expr &e, const std::string &what) {
-    auto bound = constant_upper_bound(substitute(LetValues, e));
+    auto bound = constant_upper_bound(simplify_for_bounds(substitute(LetValues, e)), LoopRanges);
     if (!bound)
       throw CompileError("kernel " + Kernel + ": " + what + " (" + to_string(e) + ") has no constant upper bound; "
                          "split the loops by constant factors (e.g. gpu_tile)");
@@ -84,6 +87,10 @@ private:
     op->extent.accept(this);
     auto saved = LetValues.count(op->name) ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
     LetValues.erase(op->name);
+    Expr min = simplify_for_bounds(substitute(LetValues, op->min));
+    Expr last = Sub::make(Add::make(op->min, op->extent), make_const(op->min.type(), int64_t(1)));
+    Expr max = simplify_for_bounds(substitute(LetValues, last));
+    LoopRanges[op->name] = {bounds_of_expr_in_scope(min, LoopRanges).min, bounds_of_expr_in_scope(max, LoopRanges).max};
     if (op->for_type == ForType::GPUBlock) {
       if (ThreadDepth > 0)
         throw CompileError("kernel " + Kernel + ": gpu_blocks loop " + op->name + " is inside a gpu_threads loop");
@@ -106,31 +113,72 @@ private:
         throw CompileError("kernel " + Kernel + ": loop " + op->name + " is parallel inside a GPU kernel");
       bind(op->name, op->body);
     }
+    LoopRanges.erase(op->name);
     if (saved)
       LetValues[op->name] = *saved;
   }
   void visit(const Allocate *op) override {
-    int64_t elements = 1;
-    for (const Expr &extent : op->extents)
-      elements *= constantBound(extent, "the extent of Func " + op->name + "'s storage");
-    if (ThreadDepth > 0) {
+    if (ThreadDepth == 0) {
+      sharedAllocation(op);
+    } else {
+      int64_t elements = 1;
+      for (const Expr &extent : op->extents)
+        elements *= constantBound(extent, "the extent of Func " + op->name + "'s storage");
       constexpr int64_t MaxRegisterElements = 1024;
       if (elements > MaxRegisterElements)
         throw CompileError("kernel " + Kernel + ": Func " + op->name + " needs " + std::to_string(elements) +
                            " elements in each thread; at most " + std::to_string(MaxRegisterElements) +
                            " fit a thread's registers and local memory here");
       Result.registers[op->name] = elements;
-    } else {
-      int64_t bytes = elements * (op->type.is_bool() ? 1 : op->type.bytes());
-      Result.shared_bytes = (Result.shared_bytes + 15) / 16 * 16;
-      Result.shared.push_back({op->name, Result.shared_bytes, bytes});
-      Result.shared_bytes += bytes;
     }
     for (const Expr &extent : op->extents)
       extent.accept(this);
     bind(op->name, op->body);
   }
+
+  // Bounds over all blocks and all iterations of the loops inside the kernel: the largest size
+  // the storage takes, found before the kernel runs.
+  void sharedAllocation(const Allocate *op) {
+    Expr bytes = make_const(Int(64), int64_t(op->type.is_bool() ? 1 : op->type.bytes()));
+    for (const Expr &extent : op->extents) {
+      Expr e = simplify_for_bounds(substitute(LetValues, extent));
+      Expr bound;
+      if (auto c = constant_upper_bound(e, LoopRanges))
+        bound = make_const(Int(64), std::max<int64_t>(*c, 1));
+      else if (Expr max = bounds_of_expr_in_scope(e, LoopRanges).max; max.defined())
+        bound = simplify(Max::make(Cast::make(Int(64), max), make_const(Int(64), int64_t(1))));
+      std::string inner;
+      for (const auto &[name, count] : Bound)
+        if (bound.defined() && uses_variable(bound, name))
+          inner = name;
+      if (!bound.defined() || !inner.empty())
+        throw CompileError("kernel " + Kernel + ": the extent of Func " + op->name + "'s shared storage (" +
+                           to_string(extent) + ") has no bound known before the kernel runs" +
+                           (inner.empty() ? "" : " (it depends on " + inner + ", computed inside the kernel)") +
+                           "; split the loops by constant factors (e.g. gpu_tile)");
+      bytes = simplify(Mul::make(bytes, bound));
+    }
+    bytes.accept(this); // what the size depends on is passed to the kernel
+    Shared.push_back({op->name, Expr(), bytes});
+  }
+
+public:
+  std::vector<SharedAllocation> Shared; // in the order found; offsets come after
 };
+
+// Constant sizes first, so that their offsets are constants in the kernel; each offset 16-byte
+// aligned, the alignment of the widest vector access.
+void assignSharedOffsets(std::vector<SharedAllocation> shared, KernelClosure &closure) {
+  std::stable_partition(shared.begin(), shared.end(), [](const SharedAllocation &s) { return is_const(s.bytes); });
+  Expr end = make_const(Int(64), int64_t(0));
+  const Expr alignment = make_const(Int(64), int64_t(16));
+  for (SharedAllocation &s : shared) {
+    s.offset = simplify(Mul::make(Div::make(Add::make(end, make_const(Int(64), int64_t(15))), alignment), alignment));
+    end = simplify(Add::make(s.offset, s.bytes));
+    closure.shared.push_back(s);
+  }
+  closure.shared_bytes = end;
+}
 
 } // namespace
 
@@ -141,6 +189,7 @@ KernelClosure kernel_closure(const For *nest) {
     throw CompileError("kernel " + nest->name + " has " + std::to_string(finder.Blocks.size()) +
                        " gpu_blocks loops; a grid has at most 3 dimensions");
   KernelClosure closure = std::move(finder.Result);
+  assignSharedOffsets(std::move(finder.Shared), closure);
   for (auto &[name, b] : finder.Buffers) {
     finder.Scalars.erase(name);
     closure.arguments.push_back(b);

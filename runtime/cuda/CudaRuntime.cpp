@@ -30,7 +30,7 @@ int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0)
       return 0; // nothing to compute
     ScopedContext scoped(call);
-    CUfunction f = code->function(scoped.context(), kernel);
+    CUfunction f = code->function(scoped.context(), kernel, shared_bytes);
     const DriverApi &api = driver();
     CUresult r = api.cuLaunchKernel(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, scoped.stream(),
                                     args, nullptr);
@@ -45,7 +45,7 @@ int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int
                  " threads and the device allows at most " + std::to_string(maxThreads);
       fail("cuLaunchKernel", r,
            "kernel " + code->kernel_name(kernel) + " (" + launchShape(grid_x, grid_y, grid_z, block_x, block_y, block_z) +
-               ")" + limits);
+               ", " + std::to_string(shared_bytes) + " bytes of shared memory)" + limits);
     }
     if (synchronize) {
       r = api.cuStreamSynchronize(scoped.stream());

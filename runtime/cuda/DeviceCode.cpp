@@ -50,16 +50,35 @@ DeviceCode::~DeviceCode() {
   }
 }
 
-CUfunction DeviceCode::function(CUcontext context, int index) {
+namespace {
+constexpr int32_t DefaultSharedLimit = 48 * 1024; // what every kernel may use without opting in
+} // namespace
+
+CUfunction DeviceCode::function(CUcontext context, int index, int32_t sharedBytes) {
   {
     std::shared_lock<std::shared_mutex> lock(Mutex);
-    if (auto it = Modules.find(context); it != Modules.end())
+    if (auto it = Modules.find(context); it != Modules.end() && sharedBytes <= it->second.SharedLimits[index])
       return it->second.Functions[index];
   }
   std::unique_lock<std::shared_mutex> lock(Mutex);
-  if (auto it = Modules.find(context); it != Modules.end())
-    return it->second.Functions[index];
+  auto it = Modules.find(context);
+  if (it == Modules.end())
+    it = load(context);
+  Loaded &loaded = it->second;
+  if (sharedBytes > loaded.SharedLimits[index]) {
+    if (sharedBytes > loaded.DeviceSharedLimit)
+      throw RuntimeError("kernel " + Kernels[index] + " of " + Pipeline + " needs " + std::to_string(sharedBytes) +
+                         " bytes of shared memory per block; this device allows at most " +
+                         std::to_string(loaded.DeviceSharedLimit) + "; use smaller tiles");
+    PTXJIT_CUDA_CALL(cuFuncSetAttribute(loaded.Functions[index], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes),
+                     "kernel " + Kernels[index] + " of " + Pipeline + ", " + std::to_string(sharedBytes) +
+                         " bytes of dynamic shared memory");
+    loaded.SharedLimits[index] = sharedBytes;
+  }
+  return loaded.Functions[index];
+}
 
+std::map<CUcontext, DeviceCode::Loaded>::iterator DeviceCode::load(CUcontext context) {
   const DriverApi &api = driver();
   CUdevice device = 0;
   PTXJIT_CUDA_CALL(cuCtxGetDevice(&device), "pipeline " + Pipeline);
@@ -67,6 +86,8 @@ CUfunction DeviceCode::function(CUcontext context, int index) {
   PTXJIT_CUDA_CALL(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device), Pipeline);
   PTXJIT_CUDA_CALL(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device), Pipeline);
   int capability = major * 10 + minor;
+  int optIn = 0;
+  PTXJIT_CUDA_CALL(cuDeviceGetAttribute(&optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device), Pipeline);
   auto ptx = PTX.find(capability);
   if (ptx == PTX.end())
     ptx = PTX.emplace(capability, Generator(capability, max_ptx_version_for_driver(api.version))).first;
@@ -94,9 +115,9 @@ CUfunction DeviceCode::function(CUcontext context, int index) {
     }
     loaded.Functions.push_back(f);
   }
-  CUfunction result = loaded.Functions[index];
-  Modules.emplace(context, std::move(loaded));
-  return result;
+  loaded.SharedLimits.assign(Kernels.size(), DefaultSharedLimit);
+  loaded.DeviceSharedLimit = std::max(optIn, DefaultSharedLimit);
+  return Modules.emplace(context, std::move(loaded)).first;
 }
 
 void DeviceCode::forget(CUcontext context) {

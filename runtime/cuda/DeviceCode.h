@@ -28,8 +28,10 @@ public:
   DeviceCode(const DeviceCode &) = delete;
   DeviceCode &operator=(const DeviceCode &) = delete;
 
-  /// Kernel `index` in `context`, which must be current. Throws RuntimeError.
-  CUfunction function(CUcontext context, int index);
+  /// Kernel `index` in `context`, which must be current, allowed `sharedBytes` of dynamic shared
+  /// memory (above the 48 KiB every kernel may use, the kernel's attribute is raised once, up to
+  /// the device's opt-in limit). Throws RuntimeError.
+  CUfunction function(CUcontext context, int index, int32_t sharedBytes = 0);
   /// Unloads what was loaded into `context` (which must still exist); later launches reload.
   void forget(CUcontext context);
   const std::string &pipeline() const { return Pipeline; }
@@ -44,7 +46,12 @@ private:
   struct Loaded {
     CUmodule Module = nullptr;
     std::vector<CUfunction> Functions;
+    std::vector<int32_t> SharedLimits; ///< each function's dynamic shared memory limit so far
+    int32_t DeviceSharedLimit = 0;     ///< the most a block may opt in to on this device
   };
+  /// Loads the module into `context`; the caller holds Mutex exclusively.
+  std::map<CUcontext, Loaded>::iterator load(CUcontext context);
+
   std::string Pipeline;
   std::vector<std::string> Kernels;
   PTXGenerator Generator;

@@ -1759,3 +1759,82 @@ TEST_CASE("Stores outside thread loops in a kernel run once per block", "[gpu]")
     });
   }
 }
+
+TEST_CASE("Shared tiles sized at run time, above 48 KiB and past the device's limit", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Param<int> reach("reach");
+  Var x("x"), y("y"), xi("xi"), yi("yi"), xio("xio"), xii("xii");
+  Func g("g"), f("f");
+  g(x, y) = in(x, y) * 2.0f - 1.0f;
+  f(x, y) = g(x, y) + g(x + reach, y);
+  f.gpu_tile(x, y, xi, yi, 64, 4);
+  g.compute_at(f, x).split(x, xio, xii, 64).gpu_threads(xii, y);
+  Pipeline pipeline = onGPU(f);
+  const int width = 150, height = 9;
+  // Shared bytes per block: 4 rows of 64 + reach floats. 3000 needs 49 KiB (opt-in above 48 KiB).
+  for (int r : {0, 5, 300, 3000}) {
+    INFO("reach " << r);
+    Buffer<float> input(width + r, height);
+    fill_random(input, seed + r);
+    in.set(input);
+    reach.set(r);
+    Buffer<float> out(width, height);
+    pipeline.realize(out);
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &c) {
+      return (input(c[0], c[1]) * 2.0f - 1.0f) + (input(c[0] + r, c[1]) * 2.0f - 1.0f);
+    });
+  }
+  // A constant tile beside the run-time one: both live in the block's shared memory at once.
+  Func a("a"), b("b"), k("k");
+  a(x, y) = in(x, y) * 2.0f;
+  b(x, y) = in(x, y) + 1.0f;
+  k(x, y) = a(x + reach, y) * b(x, y) + a(x, y);
+  k.gpu_tile(x, y, xi, yi, 64, 4);
+  a.compute_at(k, x).split(x, xio, xii, 64).gpu_threads(xii, y);
+  b.compute_at(k, x).gpu_threads(x, y);
+  Pipeline both = onGPU(k);
+  for (int r : {3, 200}) {
+    INFO("reach " << r << ", two tiles");
+    Buffer<float> input(width + r, height);
+    fill_random(input, seed + r);
+    in.set(input);
+    reach.set(r);
+    Buffer<float> out(width, height);
+    both.realize(out);
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &c) {
+      return input(c[0] + r, c[1]) * 2.0f * (input(c[0], c[1]) + 1.0f) + input(c[0], c[1]) * 2.0f;
+    });
+  }
+  // 4 x (64 + 15000) floats: 241 KB, more than any device gives a block.
+  Buffer<float> input(width + 15000, height);
+  fill_random(input, seed);
+  in.set(input);
+  reach.set(15000);
+  Buffer<float> out(width, height);
+  CHECK_THROWS_WITH(pipeline.realize(out), Catch::Contains("bytes of shared memory per block; this device allows at most") &&
+                                               Catch::Contains(" of f needs 242400 bytes"));
+}
+
+TEST_CASE("A constant shared tile above 48 KiB opts in to the device's larger limit", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(100, 470);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func g("g"), f("f");
+  g(x, y) = in(x, y) * 2.0f;
+  f(x, y) = g(x, y) + g(x, y + 400);
+  f.gpu_tile(x, y, xi, yi, 32, 1);
+  g.compute_at(f, x).gpu_threads(x); // 32 threads, each a column of 401 rows: 51 KiB
+  Buffer<float> out = onGPU(f).realize<float>({100, 70});
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f + input(c[0], c[1] + 400) * 2.0f; });
+}

@@ -268,15 +268,15 @@ TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", 
     h.compute_root().store_in(MemoryType::Register);
     CHECK_THROWS_WITH(Pipeline(k).compile_jit(Target("host")), Catch::Contains("computed outside any GPU kernel"));
   }
-  SECTION("shared memory over the 48 KiB a kernel gets") {
+  SECTION("shared memory over the 227 KiB any device gives a block") {
     Func g("g"), f("f");
     g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
-    f(p.x, p.y) = g(p.x, p.y) + g(p.x, p.y + 400);
+    f(p.x, p.y) = g(p.x, p.y) + g(p.x, p.y + 1900);
     f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 1);
-    g.compute_at(f, p.x).gpu_threads(p.x); // 32 threads, each a column of 401 rows: 51 KiB
+    g.compute_at(f, p.x).gpu_threads(p.x); // 32 threads, each a column of 1901 rows: 243 KB
 
     CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
-                      Catch::Contains("bytes of shared memory for g") && Catch::Contains("at most 49152 bytes"));
+                      Catch::Contains("bytes of shared memory for g") && Catch::Contains("at most 232448 bytes"));
   }
   SECTION("compile_to_ptx without a fixed capability") {
     Func f("f");
@@ -582,5 +582,38 @@ TEST_CASE("Stores outside thread loops in a kernel run in one thread of the bloc
     std::string ptx = Pipeline(f).compile_to_ptx(cuda);
     CHECK_THAT(ptx, Catch::Contains(".reqntid 1, 1, 1"));
     CHECK(assemble(ptx, "sm_80").empty());
+  }
+}
+
+TEST_CASE("Shared tiles sized at run time take dynamic shared memory", "[ptx]") {
+  Pipelines p;
+  Param<int> reach("reach");
+  Var xo("xo"), xio("xio"), xii("xii");
+  Func g("g"), f("f");
+  g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+  f(p.x, p.y) = g(p.x, p.y) + g(p.x + reach, p.y);
+  f.gpu_tile(p.x, p.y, p.xi, p.yi, 64, 4);
+  // g's tile is 64 + reach columns wide: threads stride over it 64 at a time.
+  g.compute_at(f, p.x).split(p.x, xio, xii, 64).gpu_threads(xii, p.y);
+  Target target("host-cuda-cuda_capability_90");
+  std::string ptx = Pipeline(f).compile_to_ptx(target);
+  CHECK_THAT(ptx, Catch::Contains(".extern .shared"));
+  CHECK_THAT(ptx, Catch::Contains("st.shared.f32"));
+  CHECK_THAT(ptx, Catch::Contains("bar.sync"));
+  CHECK(assemble(ptx, "sm_90").empty());
+
+  SECTION("a run-time tile and a constant one in one kernel") {
+    Func a("a"), b("b"), k("k");
+    a(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    b(p.x, p.y) = p.in(p.x, p.y) + 1.0f;
+    k(p.x, p.y) = a(p.x + reach, p.y) * b(p.x, p.y);
+    k.gpu_tile(p.x, p.y, p.xi, p.yi, 64, 4);
+    a.compute_at(k, p.x).split(p.x, xio, xii, 64).gpu_threads(xii, p.y);
+    b.compute_at(k, p.x).gpu_threads(p.x, p.y);
+    std::string both = Pipeline(k).compile_to_ptx(target);
+    CHECK(assemble(both, "sm_90").empty());
+    // b's constant tile comes first, at the start of the block: a's offset follows from b's size.
+    std::string stmt = Pipeline(k).lowered_stmt(target);
+    CHECK_THAT(stmt, Catch::Contains("allocate b[float32 * 64 * 4]"));
   }
 }
