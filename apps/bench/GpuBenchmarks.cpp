@@ -1,5 +1,7 @@
 #include "GpuBenchmarks.h"
 
+#include "GpuTiming.h"
+#include "GpuSchedules.h"
 #include "Json.h"
 #include "Peers.h"
 
@@ -29,75 +31,6 @@ int runtime_malloc(CUstream stream, size_t bytes, CUdeviceptr *out) {
 }
 int runtime_free(CUstream stream, CUdeviceptr p) { return cu::pool_free(cu::PoolKind::Transient, stream, p); }
 
-#define CHECK_CU(call)                                                                             \
-  do {                                                                                             \
-    CUresult r_ = cu::driver().call;                                                               \
-    if (r_ != CUDA_SUCCESS)                                                                        \
-      throw RuntimeError(std::string(#call) + " failed: " + cu::describe(r_));                     \
-  } while (0)
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// The bench's own context (the device's primary one) and stream, handed to realize.
-struct BenchContext : JITUserContext {
-  CUcontext Context = nullptr;
-  CUstream Stream = nullptr;
-  BenchContext() {
-    handlers.acquire_context = [](JITUserContext *u, CUcontext *out, bool) {
-      *out = static_cast<BenchContext *>(u)->Context;
-      return 0;
-    };
-    handlers.release_context = [](JITUserContext *) { return 0; };
-    handlers.get_stream = [](JITUserContext *u, CUcontext, CUstream *out) {
-      *out = static_cast<BenchContext *>(u)->Stream;
-      return 0;
-    };
-  }
-};
-
-// Milliseconds of `work` on the stream, by events; median of `reps` after `warmup`.
-double timeOnStream(CUstream stream, int warmup, int reps, const std::function<void()> &work) {
-  CUevent start, stop;
-  CHECK_CU(cuEventCreate(&start, CU_EVENT_DEFAULT));
-  CHECK_CU(cuEventCreate(&stop, CU_EVENT_DEFAULT));
-  for (int i = 0; i < warmup; ++i)
-    work();
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    CHECK_CU(cuEventRecord(start, stream));
-    work();
-    CHECK_CU(cuEventRecord(stop, stream));
-    CHECK_CU(cuEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CU(cuEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  cu::driver().cuEventDestroy(start);
-  cu::driver().cuEventDestroy(stop);
-  return median(times);
-}
-
-struct DeviceBuffer {
-  CUdeviceptr Pointer = 0;
-  explicit DeviceBuffer(size_t bytes) { CHECK_CU(cuMemAlloc(&Pointer, bytes)); }
-  ~DeviceBuffer() { cu::driver().cuMemFree(Pointer); }
-};
-
-// A random float image on the host and its device copy.
-Buffer<float> randomImage(const std::vector<int> &sizes, DeviceBuffer &device, CUstream stream, uint32_t seed) {
-  Buffer<float> b(sizes);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (size_t i = 0; i < b.number_of_elements(); ++i)
-    b.data()[i] = dist(rng);
-  CHECK_CU(cuMemcpyHtoDAsync(device.Pointer, b.data(), b.number_of_elements() * sizeof(float), stream));
-  b.set_device(device.Pointer);
-  return b;
-}
-
 } // namespace
 
 std::string gpu_benchmarks(bool quick) {
@@ -122,7 +55,7 @@ std::string gpu_benchmarks(bool quick) {
   double copyTBs = 0;
   {
     DeviceBuffer a(copyBytes), b(copyBytes);
-    double ms = timeOnStream(uc.Stream, 2, reps, [&] {
+    double ms = time_on_stream(uc.Stream, 2, reps, [&] {
       CHECK_CU(cuMemcpyDtoDAsync(b.Pointer, a.Pointer, copyBytes, uc.Stream));
     });
     copyTBs = 2.0 * copyBytes / (ms * 1e-3) / 1e12;
@@ -132,6 +65,9 @@ std::string gpu_benchmarks(bool quick) {
   // Blur 8192x8192 float, gpu_tile 32x8: blur_x inline, or in shared memory per block; with the
   // default tails (guarded) and with shifted ones (what Halide's gpu_tile does by default).
   double blurTBs[2][2] = {{NAN, NAN}, {NAN, NAN}}; // [shifted][shared]
+  double handwrittenBlurTBs = NAN;
+  for (std::string &field : schedule_benchmarks(uc, copyTBs, reps, quick, &handwrittenBlurTBs))
+    fields.push_back(std::move(field));
   for (int variant = 0; variant < 4; ++variant) {
     const bool shared = variant % 2, shifted = variant / 2;
     const int w = 8192, h = 8192;
@@ -148,7 +84,7 @@ std::string gpu_benchmarks(bool quick) {
     p.compile_jit(Target("host-cuda"));
     double compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compileStart).count();
     DeviceBuffer inDevice(size_t(w + 2) * (h + 2) * 4), outDevice(size_t(w) * h * 4);
-    Buffer<float> input = randomImage({w + 2, h + 2}, inDevice, uc.Stream, 7);
+    Buffer<float> input = random_image({w + 2, h + 2}, inDevice, uc.Stream, 7);
     input.set_min({-1, -1});
     in.set(input);
     Buffer<float> out(w, h);
@@ -159,13 +95,13 @@ std::string gpu_benchmarks(bool quick) {
     api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
     int capability = std::min(major * 10 + minor, 90);
     auto ptxStart = std::chrono::steady_clock::now();
-    Pipeline(by).compile_to_ptx(Target("host-cuda").resolve_cuda_capability(capability / 10, capability % 10));
+    std::string ptx = Pipeline(by).compile_to_ptx(Target("host-cuda").resolve_cuda_capability(capability / 10, capability % 10));
     double ptxMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ptxStart).count();
     auto firstStart = std::chrono::steady_clock::now();
     p.realize(&uc, out);
     CHECK_CU(cuStreamSynchronize(uc.Stream));
     double firstMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - firstStart).count();
-    double ms = timeOnStream(uc.Stream, 3, reps, [&] { p.realize(&uc, out); });
+    double ms = time_on_stream(uc.Stream, 3, reps, [&] { p.realize(&uc, out); });
     CHECK_CU(cuMemcpyDtoHAsync(out.data(), outDevice.Pointer, size_t(w) * h * 4, uc.Stream));
     CHECK_CU(cuStreamSynchronize(uc.Stream));
     double maxError = 0;
@@ -182,14 +118,16 @@ std::string gpu_benchmarks(bool quick) {
     fields.push_back("\"" + name + "\": {\"ms\": " + json_number(ms) + ", \"tb_per_s\": " + json_number(tbs) +
                      ", \"fraction_of_copy\": " + json_number(tbs / copyTBs) + ", \"max_abs_error\": " + json_number(maxError) +
                      ", \"compile_jit_ms\": " + json_number(compileMs) + ", \"first_realize_ms\": " + json_number(firstMs) +
-                     ", \"ptx_generation_ms\": " + json_number(ptxMs) + "}");
+                     ", \"ptx_generation_ms\": " + json_number(ptxMs) + ", \"kernels\": " + kernel_resources(ptx) + "}");
   }
+  double bestBlur = std::max({blurTBs[0][0], blurTBs[0][1], blurTBs[1][0], blurTBs[1][1]});
+  fields.push_back("\"blur_8192_best_over_handwritten_cuda\": " + json_number(bestBlur / handwrittenBlurTBs));
 
   // axpy over 64M floats: one element per thread, and four (16-byte loads and stores).
   {
     const int n = 64 << 20;
     DeviceBuffer xd(size_t(n) * 4), yd(size_t(n) * 4), od(size_t(n) * 4);
-    Buffer<float> xb = randomImage({n}, xd, uc.Stream, 1), yb = randomImage({n}, yd, uc.Stream, 2);
+    Buffer<float> xb = random_image({n}, xd, uc.Stream, 1), yb = random_image({n}, yd, uc.Stream, 2);
     for (bool vectorized : {false, true}) {
       ImageParam X(Float(32), 1, "X"), Y(Float(32), 1, "Y");
       Param<float> a("a", 1.5f);
@@ -206,7 +144,7 @@ std::string gpu_benchmarks(bool quick) {
       Y.set(yb);
       Buffer<float> out(n);
       out.set_device(od.Pointer);
-      double ms = timeOnStream(uc.Stream, 3, reps, [&] { p.realize(&uc, out); });
+      double ms = time_on_stream(uc.Stream, 3, reps, [&] { p.realize(&uc, out); });
       double tbs = 3.0 * n * 4 / (ms * 1e-3) / 1e12;
       fields.push_back(std::string(vectorized ? "\"axpy_64m_vectorized\"" : "\"axpy_64m\"") + ": {\"ms\": " +
                        json_number(ms) + ", \"tb_per_s\": " + json_number(tbs) + ", \"fraction_of_copy\": " + json_number(tbs / copyTBs) +
@@ -226,7 +164,7 @@ std::string gpu_benchmarks(bool quick) {
     Pipeline p(twice);
     p.compile_jit(Target("host-cuda"));
     DeviceBuffer xd(256 * 4), od(256 * 4);
-    Buffer<float> xb = randomImage({256}, xd, uc.Stream, 3);
+    Buffer<float> xb = random_image({256}, xd, uc.Stream, 3);
     X.set(xb);
     Buffer<float> out(256);
     out.set_device(od.Pointer);
@@ -311,7 +249,7 @@ std::string gpu_benchmarks(bool quick) {
     Pipeline p(s4);
     p.compile_jit(Target("host-cuda"));
     DeviceBuffer inDevice(size_t(w) * h * 4), outDevice(size_t(w) * h * 4);
-    Buffer<float> input = randomImage({w, h}, inDevice, uc.Stream, 11);
+    Buffer<float> input = random_image({w, h}, inDevice, uc.Stream, 11);
     in.set(input);
     Buffer<float> out(w, h);
     out.set_device(outDevice.Pointer);

@@ -271,9 +271,11 @@ void CodeGen_PTX::visit(const Allocate *op) {
     auto registers = Closure->registers.find(op->name);
     PTXJIT_INTERNAL_ASSERT(registers != Closure->registers.end(), "PTX codegen: " + op->name + " has no storage");
     llvm::IRBuilder<> entry(&Function->getEntryBlock(), Function->getEntryBlock().begin());
-    push(op->name, entry.CreateAlloca(storage_type_of(op->type),
-                                      llvm::ConstantInt::get(llvm::Type::getInt64Ty(Context), registers->second),
-                                      op->name));
+    // An array type, not an array allocation: SROA turns only the former into registers.
+    llvm::AllocaInst *storage = entry.CreateAlloca(llvm::ArrayType::get(storage_type_of(op->type), registers->second),
+                                                   nullptr, op->name);
+    storage->setAlignment(llvm::Align(16));
+    push(op->name, storage);
   }
   codegen(op->body);
   pop(op->name);

@@ -123,9 +123,11 @@ public:
 
 private:
   std::map<std::string, Expr> LetReplacements;
-  // The ranges of the loop variables around the code being simplified, where constant: a
-  // comparison that holds (or fails) over a whole range folds, such as the guard xi * 8 + 7 <= 255
-  // of a vectorized loop over xi in [0, 31]. Lets and loops of the same name shadow them.
+  // The ranges of the loop variables around the code being simplified, where constant, and of
+  // the integer lets whose values those ranges bound to constants: a comparison that holds (or
+  // fails) over a whole range folds, such as the guard xi * 8 + 7 <= 255 of a vectorized loop
+  // over xi in [0, 31], and so does a min or max one side of which is always the smaller. Lets
+  // and loops of the same name shadow them.
   Scope LoopBounds;
   // Off in simplify(): pushing sums inside min/max helps bound an expression but can split
   // terms that would otherwise cancel, as in x + (min(x + 33, end) - x).
@@ -362,12 +364,44 @@ private:
           return (uint64_t(*ca) <= uint64_t(*cb)) == isMin ? a : b;
       }
     }
+    if (auto aFirst = orderOverLoopBounds(a, b))
+      return *aFirst == isMin ? a : b;
     // Constants go on the right, and nested constants combine: min(min(x, 3), 5) is min(x, 3).
     if (is_const(a) && !is_const(b))
       std::swap(a, b);
     if (const auto *inner = a.as<Node>(); inner && is_const(inner->b) && is_const(b))
       return mutate(Node::make(inner->a, Node::make(inner->b, b)));
     return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Node::make(a, b);
+  }
+
+  // The constant range of signed integer `e` over LoopBounds, where `e` uses one of them (a
+  // 64-bit `e` must not wrap: the difference of two 32-bit values, say).
+  std::optional<std::pair<int64_t, int64_t>> constantRangeOverLoopBounds(const Expr &e) {
+    if (LoopBounds.empty() || !e.type().is_int() || !e.type().is_scalar() ||
+        std::none_of(LoopBounds.begin(), LoopBounds.end(), [&](const auto &b) { return uses_variable(e, b.first); }))
+      return std::nullopt;
+    Interval range = bounds_of_expr_in_scope(e, LoopBounds);
+    // The ends use no loop variable: simplifying them does not come back here.
+    Expr lo = range.min.defined() ? mutate(range.min) : Expr(), hi = range.max.defined() ? mutate(range.max) : Expr();
+    auto l = lo.defined() ? as_const_int(lo) : std::nullopt, h = hi.defined() ? as_const_int(hi) : std::nullopt;
+    if (!l || !h)
+      return std::nullopt;
+    return std::pair{*l, *h};
+  }
+
+  // Whether a <= b over all of LoopBounds (true), b < a over all of it (false), or neither known.
+  std::optional<bool> orderOverLoopBounds(const Expr &a, const Expr &b) {
+    if (!a.type().is_int() || !a.type().is_scalar() || a.type().bits > 32)
+      return std::nullopt;
+    const Type wide = Int(64);
+    auto range = constantRangeOverLoopBounds(Sub::make(Cast::make(wide, a), Cast::make(wide, b)));
+    if (!range)
+      return std::nullopt;
+    if (range->second <= 0)
+      return true;
+    if (range->first > 0)
+      return false;
+    return std::nullopt;
   }
 
   Expr visit(const Min *op) override { return minOrMax(op, true); }
@@ -513,14 +547,43 @@ private:
     return result;
   }
 
-  // Lets bound to constants or plain variables are substituted; others stay when used.
+  // A sum of a few variables with constant coefficients, such as a tile's origin x * 64 + xi * 4:
+  // substituted, such lets cancel in the differences bounds take (a tile's max - min + 1 is its
+  // constant extent), and repeating them costs a few integer operations that code generation
+  // shares again.
+  static bool isShortLinearSum(const Expr &e) {
+    constexpr size_t MaxTerms = 4;
+    if (!e.type().is_int() || !e.type().is_scalar() || e.type().bits < 32 || !(e.as<Add>() || e.as<Sub>() || e.as<Mul>()))
+      return false;
+    LinearForm form;
+    form.add(e, 1);
+    return form.Terms.size() <= MaxTerms &&
+           std::all_of(form.Terms.begin(), form.Terms.end(), [](const auto &t) { return t.first.template as<Variable>(); });
+  }
+
+  // Lets bound to constants, plain variables or short linear sums of variables are substituted;
+  // others stay when used.
   template <typename LetNode, typename Body, typename Make>
   Body let(const LetNode *op, const Body &body, Make make) {
     Expr value = mutate(op->value);
     if (const auto *v = value.as<Variable>(); v && v->name == op->name)
       return mutate(body); // let x = x
-    bool substitutable = is_const(value) || value.as<Variable>() || value.as<UIntImm>();
-    Body newBody = binding(op->name, std::nullopt, [&] {
+    const bool linear = isShortLinearSum(value);
+    if (linear && uses_variable(value, op->name)) {
+      // let x = x * 8 + xi (a split whose outer loop keeps the name): renamed, the let
+      // substitutes like any other, and a use that remains cannot mean the outer x.
+      std::string fresh;
+      for (int n = 0; fresh.empty() || uses_variable(body, fresh) || uses_variable(value, fresh); ++n)
+        fresh = op->name + ".v" + std::to_string(n);
+      Body renamed = make(fresh, value, substitute(op->name, Variable::make(value.type(), fresh), body));
+      return let(renamed.template as<LetNode>(), renamed.template as<LetNode>()->body, make);
+    }
+    bool substitutable = is_const(value) || value.as<Variable>() || value.as<UIntImm>() || linear;
+    std::optional<Interval> bounds;
+    if (!substitutable && value.type().bits <= 32)
+      if (auto range = constantRangeOverLoopBounds(value))
+        bounds = Interval{make_const(value.type(), range->first), make_const(value.type(), range->second)};
+    Body newBody = binding(op->name, bounds, [&] {
       LetReplacements[op->name] = substitutable ? value : Expr();
       return mutate(body);
     });

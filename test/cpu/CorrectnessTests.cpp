@@ -39,6 +39,30 @@ TEST_CASE("Loops over negative coordinates step from -1 to 0", "[cpu][pipeline]"
   });
 }
 
+TEST_CASE("An unrolled loop whose extent a tail clips unrolls to its bound, each copy guarded", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Var x("x"), xo("xo"), xi("xi");
+  Func f("f"), g("g");
+  f(x) = in(x) * 3 + 1;
+  g(x) = f(x) - f(x + 2);
+  // g's last tile is clipped: f's extent there is below its bound of 10.
+  g.split(x, xo, xi, 8, TailStrategy::GuardWithIf);
+  f.compute_at(g, xo).unroll(x);
+  Pipeline p(g);
+  for (int n : {8, 13, 1, 30}) {
+    INFO("size " << n);
+    Buffer<int32_t> input(n + 2);
+    fill_random(input, seed + n, -1000, 1000);
+    in.set(input);
+    Buffer<int32_t> out(n);
+    p.realize(out);
+    check_against(out, [&](const std::vector<int> &c) { return (input(c[0]) * 3 + 1) - (input(c[0] + 2) * 3 + 1); });
+  }
+  CHECK_THAT(p.lowered_stmt(Target("host")), !Catch::Contains("for (f.s0.x"));
+}
+
 TEST_CASE("An update's reads of its own Func are computed by the earlier stages", "[cpu][pipeline]") {
   Var i("i"), j("j");
   SECTION("a scan reading the point before the RDom") {

@@ -122,6 +122,13 @@ TEST_CASE("Lowering errors: compute levels, unbounded accesses, vector widths", 
     out.vectorize(x);
     CHECK_THROWS_WITH(Pipeline(out).compile_jit(Target("host")), Catch::Contains("non-constant extent"));
   }
+  SECTION("unrolling a loop of unknown extent and no constant bound") {
+    Func out("out");
+    out(x) = in(x);
+    out.unroll(x);
+    CHECK_THROWS_WITH(Pipeline(out).compile_jit(Target("host")),
+                      Catch::Contains("unrolled loop out.s0.x") && Catch::Contains("no constant bound"));
+  }
   SECTION("a Func with an update computed inline") {
     Func acc("acc"), out("out");
     acc(x) = in(x);

@@ -1838,3 +1838,35 @@ TEST_CASE("A constant shared tile above 48 KiB opts in to the device's larger li
   copy_to_host(out);
   check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f + input(c[0], c[1] + 400) * 2.0f; });
 }
+
+TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int size = 256;
+  ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+  Var x("x"), y("y"), xi("xi"), yi("yi"), xii("xii"), yii("yii");
+  Func prod("prod"), out("out");
+  RDom r(0, size, "r");
+  prod(x, y) += A(x, r) * B(r, y);
+  out(x, y) = prod(x, y);
+  out.bound(x, 0, size).bound(y, 0, size).tile(x, y, xi, yi, 64, 16).tile(xi, yi, xii, yii, 4, 8)
+      .gpu_blocks(x, y).gpu_threads(xi, yi).unroll(xii).unroll(yii);
+  prod.compute_at(out, xi).vectorize(x).unroll(y).update().reorder(x, y, r).vectorize(x).unroll(y).unroll(r, 8);
+  A.in().compute_at(prod, r).vectorize(_0).unroll(_1);
+  B.in().compute_at(prod, r).vectorize(_0).unroll(_1);
+  Buffer<float> a(size, size), b(size, size);
+  fill_random(a, seed);
+  fill_random(b, seed + 1);
+  A.set(a);
+  B.set(b);
+  Buffer<float> result = onGPU(out).realize<float>({size, size});
+  copy_to_host(result);
+  result.for_each_element([&](const std::vector<int> &c) {
+    double expected = 0;
+    for (int k = 0; k < size; ++k)
+      expected += double(a(c[0], k)) * double(b(k, c[1]));
+    if (std::fabs(result(c[0], c[1]) - expected) > 1e-3)
+      FAIL("out(" << c[0] << ", " << c[1] << ") = " << result(c[0], c[1]) << ", expected " << expected);
+  });
+}

@@ -16,7 +16,9 @@ using namespace ptxjit;
 namespace {
 
 // Assembles `ptx` with ptxas for `arch`; returns ptxas's output, or "" when it accepted it.
-std::string assemble(const std::string &ptx, const std::string &arch) {
+// With `info`, ptxas runs verbose and `info` receives what it reports of each kernel (registers,
+// stack frame, spills, shared memory).
+std::string assemble(const std::string &ptx, const std::string &arch, std::string *info = nullptr) {
 #ifdef PTXJIT_PTXAS
   char path[] = "/tmp/ptxjit_test_XXXXXX";
   int fd = mkstemp(path);
@@ -24,10 +26,13 @@ std::string assemble(const std::string &ptx, const std::string &arch) {
   close(fd);
   std::string ptxFile = std::string(path) + ".ptx", log = std::string(path) + ".log";
   std::ofstream(ptxFile) << ptx;
-  std::string command = std::string(PTXJIT_PTXAS) + " -arch=" + arch + " -o /dev/null " + ptxFile + " > " + log + " 2>&1";
+  std::string command = std::string(PTXJIT_PTXAS) + (info ? " -v" : "") + " -arch=" + arch + " -o /dev/null " +
+                        ptxFile + " > " + log + " 2>&1";
   int status = std::system(command.c_str());
   std::ifstream in(log);
   std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (info)
+    *info = output;
   std::remove(ptxFile.c_str());
   std::remove(log.c_str());
   std::remove(path);
@@ -35,6 +40,7 @@ std::string assemble(const std::string &ptx, const std::string &arch) {
 #else
   (void)ptx;
   (void)arch;
+  (void)info;
   WARN("ptxas not found at build time: PTX not assembled");
   return "";
 #endif
@@ -616,4 +622,41 @@ TEST_CASE("Shared tiles sized at run time take dynamic shared memory", "[ptx]") 
     std::string stmt = Pipeline(k).lowered_stmt(target);
     CHECK_THAT(stmt, Catch::Contains("allocate b[float32 * 64 * 4]"));
   }
+}
+
+// Halide's CUDA matrix multiply schedule (apps/cuda_mat_mul): each thread a 4x8 tile of the
+// product in registers, the rows of A and B it needs loaded into registers per step of k.
+struct RegisterTiledMatMul {
+  ImageParam A{Float(32), 2, "A"}, B{Float(32), 2, "B"};
+  Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"}, xii{"xii"}, yii{"yii"};
+  Func prod{"prod"}, out{"out"};
+  explicit RegisterTiledMatMul(int size) {
+    RDom r(0, size, "r");
+    prod(x, y) += A(x, r) * B(r, y);
+    out(x, y) = prod(x, y);
+    out.bound(x, 0, size).bound(y, 0, size).tile(x, y, xi, yi, 64, 16).tile(xi, yi, xii, yii, 4, 8)
+        .gpu_blocks(x, y).gpu_threads(xi, yi).unroll(xii).unroll(yii);
+    prod.compute_at(out, xi).vectorize(x).unroll(y).update().reorder(x, y, r).vectorize(x).unroll(y).unroll(r, 8);
+    A.in().compute_at(prod, r).vectorize(_0).unroll(_1);
+    B.in().compute_at(prod, r).vectorize(_0).unroll(_1);
+  }
+};
+
+TEST_CASE("Per-thread tiles with constant indices live in registers: no stack frame", "[ptx]") {
+  RegisterTiledMatMul mm(1024);
+  Target target("host-cuda-cuda_capability_90");
+  // The tile's clipped bounds fold over the loops' constant ranges: no guard is left.
+  std::string stmt = Pipeline(mm.out).lowered_stmt(target);
+  CHECK_THAT(stmt, !Catch::Contains("if ("));
+  CHECK_THAT(stmt, Catch::Contains("allocate prod[float32 * 4 * 8]"));
+  std::string ptx = Pipeline(mm.out).compile_to_ptx(target);
+  CHECK_THAT(ptx, !Catch::Contains(".local"));
+  CHECK_THAT(ptx, Catch::Contains("ld.global.nc.v4.f32"));
+  CHECK(occurrences(ptx, "fma.rn.f32") == 4 * 8 * 8); // the 4x8 tile times 8 unrolled steps of k
+  std::string info;
+  CHECK(assemble(ptx, "sm_90", &info).empty());
+#ifdef PTXJIT_PTXAS
+  INFO(info);
+  CHECK_THAT(info, Catch::Contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
+#endif
 }

@@ -125,6 +125,43 @@ TEST_CASE("The simplifier substitutes lets only where their names mean the same"
   CHECK_THAT(to_string(simplify(loop)), Catch::Contains("f[i] = i"));
 }
 
+TEST_CASE("Lets of short linear sums are substituted, so tile bounds cancel", "[unit][ir]") {
+  Expr x = v("x"), xi = v("xi"), lo = v("lo"), hi = v("hi"), y = v("y");
+  // A tile's max - min + 1: its constant extent once both lets are substituted.
+  Stmt tile = LetStmt::make("lo", x * 64 + xi * 4,
+                            LetStmt::make("hi", x * 64 + xi * 4 + 3, Store::make("f", hi - lo + 1, 0)));
+  CHECK(to_string(simplify(tile)) == "f[0] = 4\n");
+  // let x = x * 8 + xi (a split whose outer loop keeps the name), with a use that stays because
+  // xi is rebound inside: the let is renamed, and no use can take the outer x for the let's.
+  Stmt split = LetStmt::make("x", x * 8 + xi, LetStmt::make("xi", y * 3, Store::make("f", x + xi, x)));
+  std::string out = to_string(simplify(split));
+  INFO(out);
+  CHECK_THAT(out, Catch::Contains("let x.v0 = ((x * 8) + xi)"));
+  CHECK_THAT(out, Catch::Contains("f[x.v0] = (x.v0 + (y * 3))"));
+}
+
+TEST_CASE("Mins, maxes and lets fold over constant loop ranges", "[unit][ir]") {
+  Expr i = v("i"), j = v("j"), n = v("n"), k = v("k");
+  auto inLoops = [&](Stmt body) {
+    return For::make("i", 0, 2, ForType::Serial, For::make("j", 0, 8, ForType::Serial, body));
+  };
+  // i * 8 + j is at most 15: min(i * 8 + j, 15) is i * 8 + j, max(i * 8 + j, 16) is 16.
+  CHECK(to_string(simplify(inLoops(Store::make("f", min(i * 8 + j, 15), 0)))) ==
+        to_string(inLoops(Store::make("f", i * 8 + j, 0))));
+  CHECK(to_string(simplify(inLoops(Store::make("f", max(i * 8 + j, 16), 0)))) ==
+        to_string(inLoops(Store::make("f", 16, 0))));
+  // Neither side always the smaller: the min stays.
+  CHECK_THAT(to_string(simplify(inLoops(Store::make("f", min(i * 8 + j, 10), 0)))), Catch::Contains("min("));
+  CHECK_THAT(to_string(simplify(inLoops(Store::make("f", min(i * 8 + j, n), 0)))), Catch::Contains("min("));
+  // A let (not substituted) bounded by the loops to [0, 7]: a guard it always meets goes; one it
+  // does not stays.
+  auto guarded = [&](Expr condition) {
+    return inLoops(LetStmt::make("k", (i * 8 + j) / 2, IfThenElse::make(condition, Store::make("f", k, k))));
+  };
+  CHECK_THAT(to_string(simplify(guarded(k <= 7))), !Catch::Contains("if"));
+  CHECK_THAT(to_string(simplify(guarded(k <= 6))), Catch::Contains("if"));
+}
+
 TEST_CASE("Common subexpressions worth it become lets, in time linear in the DAG", "[unit][ir]") {
   Expr x = v("x"), f = v("f", Float(32));
   auto load = [&](Expr i) { return Load::make(Float(32), "in", i); };
