@@ -123,6 +123,8 @@ public:
 
 private:
   std::map<std::string, Expr> LetReplacements;
+  // The values of the integer lets that stay, where their names mean them (see cancelThroughLets).
+  std::map<std::string, Expr> LetValues;
   // The ranges of the loop variables around the code being simplified, where constant, and of
   // the integer lets whose values those ranges bound to constants: a comparison that holds (or
   // fails) over a whole range folds, such as the guard xi * 8 + 7 <= 255 of a vectorized loop
@@ -167,10 +169,68 @@ private:
     return value.same_as(op->value) ? Expr(op) : Cast::make(t, value);
   }
 
+  static size_t nonZeroTerms(const LinearForm &form) {
+    return std::count_if(form.Terms.begin(), form.Terms.end(), [](const auto &t) { return t.second != 0; });
+  }
+
+  // Lets that stay (a tile's clipped min, say) and lets written in terms of the same value (its
+  // max, that min plus 3) cancel once their values are written out: the difference is the
+  // tile's constant extent. Taken only where terms cancel, so sums do not grow.
+  void cancelThroughLets(LinearForm &form) {
+    auto valueOf = [&](const Expr &term) -> const Expr * {
+      const auto *v = term.as<Variable>();
+      auto it = v ? LetValues.find(v->name) : LetValues.end();
+      return it == LetValues.end() ? nullptr : &it->second;
+    };
+    if (std::none_of(form.Terms.begin(), form.Terms.end(), [&](const auto &t) { return t.second != 0 && valueOf(t.first); }))
+      return;
+    LinearForm expanded;
+    expanded.Constant = form.Constant;
+    for (const auto &[term, coefficient] : form.Terms)
+      if (coefficient != 0) {
+        const Expr *value = valueOf(term);
+        expanded.add(value ? *value : term, coefficient);
+      }
+    if (nonZeroTerms(expanded) < nonZeroTerms(form)) {
+      form = std::move(expanded);
+      return;
+    }
+    // Deeper: a clipped tile's min written through other lets (x = xo * 4 + c, xo = ...) on one
+    // side, and written out on the other. Tried only where a let or a min or max is added and
+    // another subtracted, as in a tile's max - min, so that plain indices (x - f.min.0) pay nothing.
+    auto clipped = [&](const Expr &term) { return valueOf(term) || term.as<Min>() || term.as<Max>(); };
+    bool added = false, subtracted = false;
+    for (const auto &[term, coefficient] : form.Terms)
+      if (coefficient != 0 && clipped(term))
+        (coefficient > 0 ? added : subtracted) = true;
+    if (!added || !subtracted)
+      return;
+    LinearForm deep;
+    deep.Constant = form.Constant;
+    for (const auto &[term, coefficient] : form.Terms) {
+      if (coefficient == 0)
+        continue;
+      Expr e = term;
+      for (int depth = 0; depth < 8; ++depth) {
+        Expr next = substitute(LetValues, e);
+        if (next.same_as(e))
+          break;
+        e = next;
+      }
+      if (has_more_nodes_than(e, MaxExpandedLetNodes))
+        return;
+      deep.add(e.same_as(term) ? e : mutate(e), coefficient);
+    }
+    if (nonZeroTerms(deep) < nonZeroTerms(form))
+      form = std::move(deep);
+  }
+
   Expr linear(const Expr &original, const Expr &a, const Expr &b, int64_t bScale) {
     LinearForm form;
     form.add(a, 1);
     form.add(b, bScale);
+    if (!InSum && original.type().is_int() && original.type().bits >= 32)
+      cancelThroughLets(form);
     if (Expr pushed = PushIntoMinMax && !InSum ? pushIntoMinMax(form, original.type()) : Expr(); pushed.defined())
       return pushed;
     return form.build(original.type());
@@ -346,11 +406,35 @@ private:
     return form.Constant;
   }
 
+  // Whether a and b are equal, or one names a let (that stays) of the other's value.
+  bool equalThroughLets(const Expr &a, const Expr &b) {
+    auto valueOf = [&](const Expr &e) -> const Expr * {
+      const auto *v = e.as<Variable>();
+      auto it = v ? LetValues.find(v->name) : LetValues.end();
+      return it == LetValues.end() ? nullptr : &it->second;
+    };
+    const Expr *va = valueOf(a), *vb = valueOf(b);
+    return equal(a, b) || (va && equal(*va, b)) || (vb && equal(a, *vb)) || (va && vb && equal(*va, *vb));
+  }
+
+  // constantDifference, also where lets that stay cancel once written out (cancelThroughLets).
+  std::optional<int64_t> constantDifferenceThroughLets(const Expr &a, const Expr &b) {
+    if (auto d = constantDifference(a, b))
+      return d;
+    if (!isLinearInt(a.type()) || !a.type().is_int() || a.type().bits < 32 || LetValues.empty())
+      return std::nullopt;
+    LinearForm form;
+    form.add(a, 1);
+    form.add(b, -1);
+    cancelThroughLets(form);
+    return nonZeroTerms(form) == 0 ? std::optional<int64_t>(form.Constant) : std::nullopt;
+  }
+
   template <typename Node> Expr minOrMax(const Node *op, bool isMin) {
     Expr a = mutate(op->a), b = mutate(op->b);
-    if (equal(a, b))
+    if (equalThroughLets(a, b))
       return a;
-    if (auto d = constantDifference(a, b))
+    if (auto d = constantDifferenceThroughLets(a, b))
       return (*d <= 0) == isMin ? a : b;
     Type t = op->type;
     if (t.is_scalar()) {
@@ -434,7 +518,7 @@ private:
   template <typename Node, typename Compare> Expr compare(const Node *op, Compare cmp, bool ordering = true) {
     Expr a = mutate(op->a), b = mutate(op->b);
     if (op->type.is_scalar()) {
-      if (auto d = constantDifference(a, b))
+      if (auto d = constantDifferenceThroughLets(a, b))
         return make_bool(cmp(*d, int64_t(0)));
       if (auto holds = overLoopBounds(a, b, ordering, cmp))
         return make_bool(*holds);
@@ -585,6 +669,10 @@ private:
         bounds = Interval{make_const(value.type(), range->first), make_const(value.type(), range->second)};
     Body newBody = binding(op->name, bounds, [&] {
       LetReplacements[op->name] = substitutable ? value : Expr();
+      // Not a value that names the let itself (let x = min(x * 8, e) + xi): inside, x is the let.
+      if (!substitutable && value.type().is_int() && value.type().is_scalar() && value.type().bits >= 32 &&
+          !uses_variable(value, op->name))
+        LetValues[op->name] = value;
       return mutate(body);
     });
     // Uses remain where a let inside rebinds what the replacement names: the let stays for them.
@@ -598,10 +686,13 @@ private:
   // Runs `work` where `name` is bound anew (by a let or a loop, ranging over `bounds` when
   // known): what referred to an outer `name` no longer applies inside.
   template <typename Work> auto binding(const std::string &name, std::optional<Interval> bounds, Work work) {
-    std::map<std::string, Expr> savedReplacements = LetReplacements;
+    std::map<std::string, Expr> savedReplacements = LetReplacements, savedValues = LetValues;
     Scope savedBounds = LoopBounds;
     for (auto it = LetReplacements.begin(); it != LetReplacements.end();)
       it = it->second.defined() && uses_variable(it->second, name) ? LetReplacements.erase(it) : std::next(it);
+    for (auto it = LetValues.begin(); it != LetValues.end();)
+      it = uses_variable(it->second, name) ? LetValues.erase(it) : std::next(it);
+    LetValues.erase(name);
     LetReplacements[name] = Expr();
     if (bounds)
       LoopBounds[name] = *bounds;
@@ -609,6 +700,7 @@ private:
       LoopBounds.erase(name);
     auto result = work();
     LetReplacements = std::move(savedReplacements);
+    LetValues = std::move(savedValues);
     LoopBounds = std::move(savedBounds);
     return result;
   }

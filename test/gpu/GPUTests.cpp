@@ -1870,3 +1870,29 @@ TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
       FAIL("out(" << c[0] << ", " << c[1] << ") = " << result(c[0], c[1]) << ", expected " << expected);
   });
 }
+
+TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  Blur b; // its input and reference; the Funcs here are scheduled anew
+  Var x("x"), y("y"), xo("xo"), xv("xv"), yo("yo"), ys("ys"), xb("xb"), xt("xt"), yb("yb"), yt("yt");
+  Func bx("blur_x"), by("blur_y");
+  bx(x, y) = b.in(x - 1, y) + b.in(x, y) + b.in(x + 1, y);
+  by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
+  const TailStrategy shift = TailStrategy::ShiftInward;
+  by.split(x, xo, xv, 4, shift).split(y, yo, ys, 16, shift).split(xo, xb, xt, 64, shift).split(yo, yb, yt, 4, shift)
+      .reorder(xv, ys, xt, yt, xb, yb).gpu_blocks(xb, yb).gpu_threads(xt, yt).unroll(ys).vectorize(xv);
+  bx.compute_at(by, xt).unroll(y).vectorize(x);
+  Pipeline p = onGPU(by);
+  // Whole tiles, and sizes whose last tiles shift inward over computed points.
+  for (auto [w, h] : {std::pair{256, 64}, std::pair{300, 70}, std::pair{1000, 130}}) {
+    INFO(w << "x" << h);
+    Buffer<float> input = b.input(w, h, seed);
+    Buffer<float> out(w, h);
+    out.fill(NAN);
+    p.realize(out);
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+  }
+}

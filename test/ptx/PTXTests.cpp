@@ -660,3 +660,33 @@ TEST_CASE("Per-thread tiles with constant indices live in registers: no stack fr
   CHECK_THAT(info, Catch::Contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
 #endif
 }
+
+// The blur as the hand-written CUDA one is built: each thread 4 columns by 16 rows, blur_x's 18
+// rows of 4 in registers. Bounds of the clipped (shifted) tiles cancel to constant extents.
+struct RegisterStripBlur : Pipelines {
+  Func bx{"blur_x"}, by{"blur_y"};
+  RegisterStripBlur() {
+    Var xo("xo"), xv("xv"), yo("yo"), ys("ys"), xb("xb"), xt("xt"), yb("yb"), yt("yt");
+    bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3.0f;
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3.0f;
+    const TailStrategy shift = TailStrategy::ShiftInward;
+    by.split(x, xo, xv, 4, shift).split(y, yo, ys, 16, shift).split(xo, xb, xt, 64, shift).split(yo, yb, yt, 4, shift)
+        .reorder(xv, ys, xt, yt, xb, yb).gpu_blocks(xb, yb).gpu_threads(xt, yt).unroll(ys).vectorize(xv);
+    bx.compute_at(by, xt).unroll(y).vectorize(x);
+  }
+};
+
+TEST_CASE("A producer per thread over a strip of rows lives in registers", "[ptx]") {
+  RegisterStripBlur b;
+  Target target("host-cuda-cuda_capability_90");
+  CHECK_THAT(Pipeline(b.by).lowered_stmt(target), Catch::Contains("allocate blur_x[float32 * 4 * 18]"));
+  std::string ptx = Pipeline(b.by).compile_to_ptx(target);
+  CHECK_THAT(ptx, !Catch::Contains(".local"));
+  CHECK_THAT(ptx, Catch::Contains(".reqntid 64, 4, 1"));
+  std::string info;
+  CHECK(assemble(ptx, "sm_90", &info).empty());
+#ifdef PTXJIT_PTXAS
+  INFO(info);
+  CHECK_THAT(info, Catch::Contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
+#endif
+}

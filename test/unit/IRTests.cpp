@@ -140,6 +140,22 @@ TEST_CASE("Lets of short linear sums are substituted, so tile bounds cancel", "[
   CHECK_THAT(out, Catch::Contains("f[x.v0] = (x.v0 + (y * 3))"));
 }
 
+TEST_CASE("Lets that stay cancel through their values, but not where their value names them", "[unit][ir]") {
+  Expr x = v("x"), n = v("n"), e = v("e"), lo = v("lo"), hi = v("hi"), y = v("y"), yi = v("yi");
+  // A clipped tile: min and max are lets of mins; max - min + 1 is its extent.
+  Expr clipped = min(x * 16 + n, e - 16);
+  Stmt tile = LetStmt::make("lo", clipped, LetStmt::make("hi", clipped + 15, Store::make("f", hi - lo + 1, lo)));
+  CHECK_THAT(to_string(simplify(tile)), Catch::Contains("f[lo] = 16"));
+  // min(lo, clipped) is lo.
+  Stmt same = LetStmt::make("lo", clipped, Store::make("f", min(lo, clipped), lo));
+  CHECK_THAT(to_string(simplify(same)), Catch::Contains("f[lo] = lo"));
+  // let y = min(y * 8, n) + yi: inside, y is the let, so y - min(y * 8, n) is not yi.
+  Stmt shadowing = LetStmt::make("y", min(y * 8, n) + yi, Store::make("f", y - min(y * 8, n), 0));
+  std::string out = to_string(simplify(shadowing));
+  INFO(out);
+  CHECK_THAT(out, !Catch::Contains("f[0] = yi"));
+}
+
 TEST_CASE("Mins, maxes and lets fold over constant loop ranges", "[unit][ir]") {
   Expr i = v("i"), j = v("j"), n = v("n"), k = v("k");
   auto inLoops = [&](Stmt body) {
