@@ -2,6 +2,7 @@
 
 #include "ir/Constants.h"
 #include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lang/Function.h"
@@ -30,6 +31,19 @@ Expr flatIndex(const std::string &buffer, const std::vector<Expr> &args) {
   return index;
 }
 
+bool hasVectorizedLoop(const Stmt &s) {
+  struct Finder : IRVisitor {
+    bool Found = false;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+      Found = Found || op->for_type == ForType::Vectorized;
+      IRVisitor::visit(op);
+    }
+  } finder;
+  s.accept(&finder);
+  return finder.Found;
+}
+
 class FlattenStorage : public IRMutator {
 public:
   explicit FlattenStorage(const std::map<std::string, size_t> &outputValues) : ValueCounts(outputValues) {}
@@ -40,6 +54,8 @@ private:
   // How many values each Func has (one where not listed: images).
   std::map<std::string, size_t> ValueCounts;
   int TupleStores = 0; // names the values of each Tuple store apart
+  // Where the code being flattened is: inside a kernel (gpu_blocks loops), inside thread loops.
+  int BlockDepth = 0, ThreadDepth = 0;
 
   std::string bufferOf(const std::string &func, int index) {
     auto it = ValueCounts.find(func);
@@ -75,6 +91,29 @@ private:
     return bound && *bound > 0 && *bound <= INT32_MAX ? make_const(Int(32), *bound) : extent;
   }
 
+  Stmt visit(const For *op) override {
+    const bool block = op->for_type == ForType::GPUBlock, thread = op->for_type == ForType::GPUThread;
+    BlockDepth += block;
+    ThreadDepth += thread;
+    Stmt result = IRMutator::visit(op);
+    BlockDepth -= block;
+    ThreadDepth -= thread;
+    return result;
+  }
+
+  // A shared tile whose rows are a multiple of the 32 four-byte banks wide puts a column in one
+  // bank: threads reading down a column (a transpose) wait on each other 32 times. Rows one
+  // element longer put a column's elements in 32 banks. Not where a loop over it is vectorized:
+  // its vector accesses need rows that keep their alignment.
+  bool padsSharedRows(const Realize *op, const std::vector<Expr> &extents, const Stmt &body) const {
+    constexpr int64_t BankBytes = 4, Banks = 32;
+    if (BlockDepth == 0 || ThreadDepth > 0 || extents.size() < 2 || op->types.size() != 1 ||
+        op->types[0].bytes() != BankBytes || (op->memory != MemoryType::Auto && op->memory != MemoryType::GPUShared))
+      return false;
+    auto row = as_const_int(extents[0]);
+    return row && *row % Banks == 0 && !hasVectorizedLoop(body);
+  }
+
   Stmt visit(const Realize *op) override {
     const size_t count = op->types.size();
     auto saved = ValueCounts.find(op->name) != ValueCounts.end() ? std::optional<size_t>(ValueCounts[op->name])
@@ -88,6 +127,8 @@ private:
     std::vector<Expr> extents;
     for (const Range &r : op->bounds)
       extents.push_back(storedExtent(r.extent));
+    if (padsSharedRows(op, extents, result))
+      extents[0] = make_const(Int(32), *as_const_int(extents[0]) + 1);
     for (size_t v = count; v-- > 0;) {
       const std::string buffer = value_buffer_name(op->name, static_cast<int>(v), count);
       result = Allocate::make(buffer, op->types[v], extents, result, op->memory);

@@ -1896,3 +1896,27 @@ TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]"
     check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
   }
 }
+
+TEST_CASE("A transpose through a shared tile with padded rows", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func t("t");
+  t(x, y) = in(y, x);
+  t.gpu_tile(x, y, xi, yi, 32, 32);
+  in.in().compute_at(t, x).gpu_threads(_0, _1);
+  Pipeline p = onGPU(t);
+  for (auto [w, h] : {std::pair{64, 96}, std::pair{100, 37}}) {
+    INFO(w << "x" << h);
+    Buffer<float> input(h, w);
+    fill_random(input, seed + w);
+    in.set(input);
+    Buffer<float> out(w, h);
+    out.fill(NAN);
+    p.realize(out);
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &c) { return input(c[1], c[0]); });
+  }
+}

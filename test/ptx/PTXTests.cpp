@@ -120,9 +120,10 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   CHECK_THAT(ptx, Catch::Contains("ld.shared.f32"));
   CHECK_THAT(ptx, Catch::Contains("bar.sync"));
   CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 10, 1")); // the producer's tile: 8 rows and a row above and below
-  // The tile is clipped at the image's edge, but stored at its constant bound: constant strides.
+  // The tile is clipped at the image's edge, but stored at its constant bound: constant strides
+  // (and rows one element longer than 32, which spreads a column over the 32 banks).
   CHECK_THAT(Pipeline(b.by).lowered_stmt(Target("host-cuda-cuda_capability_80")),
-             Catch::Contains("allocate blur_x[float32 * 32 * 10]"));
+             Catch::Contains("allocate blur_x[float32 * 33 * 10]"));
   // Shared memory is addressed with 32-bit registers (%r), not 64-bit ones (%rd).
   for (size_t at = ptx.find(".shared.f32"); at != std::string::npos; at = ptx.find(".shared.f32", at + 1)) {
     std::string line = ptx.substr(at, ptx.find('\n', at) - at);
@@ -620,7 +621,7 @@ TEST_CASE("Shared tiles sized at run time take dynamic shared memory", "[ptx]") 
     CHECK(assemble(both, "sm_90").empty());
     // b's constant tile comes first, at the start of the block: a's offset follows from b's size.
     std::string stmt = Pipeline(k).lowered_stmt(target);
-    CHECK_THAT(stmt, Catch::Contains("allocate b[float32 * 64 * 4]"));
+    CHECK_THAT(stmt, Catch::Contains("allocate b[float32 * 65 * 4]")); // rows padded off the banks
   }
 }
 
@@ -689,4 +690,23 @@ TEST_CASE("A producer per thread over a strip of rows lives in registers", "[ptx
   INFO(info);
   CHECK_THAT(info, Catch::Contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
 #endif
+}
+
+TEST_CASE("Shared tiles 32 banks wide get rows one element longer", "[ptx]") {
+  Pipelines p;
+  Func t("t");
+  t(p.x, p.y) = p.in(p.y, p.x);
+  t.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 32);
+  p.in.in().compute_at(t, p.x).gpu_threads(_0, _1);
+  Target target("host-cuda-cuda_capability_90");
+  CHECK_THAT(Pipeline(t).lowered_stmt(target), Catch::Contains("[float32 * 33 * 32]"));
+  CHECK(assemble(Pipeline(t).compile_to_ptx(target), "sm_90").empty());
+  SECTION("not where a loop over the tile is vectorized: its rows keep their alignment") {
+    Func u("u");
+    Var xo("xo"), xv("xv");
+    u(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    u.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    p.in.in(u).compute_at(u, p.x).split(_0, xo, xv, 4).vectorize(xv).gpu_threads(xo, _1);
+    CHECK_THAT(Pipeline(u).lowered_stmt(target), Catch::Contains("[float32 * 32 * 8]"));
+  }
 }
