@@ -87,10 +87,14 @@ private:
     op->extent.accept(this);
     auto saved = LetValues.count(op->name) ? std::optional<Expr>(LetValues[op->name]) : std::nullopt;
     LetValues.erase(op->name);
-    Expr min = simplify_for_bounds(substitute(LetValues, op->min));
-    Expr last = Sub::make(Add::make(op->min, op->extent), make_const(op->min.type(), int64_t(1)));
-    Expr max = simplify_for_bounds(substitute(LetValues, last));
-    LoopRanges[op->name] = {bounds_of_expr_in_scope(min, LoopRanges).min, bounds_of_expr_in_scope(max, LoopRanges).max};
+    // A range whose expressions grow past a size worth bounding stays unknown.
+    Expr min = substitute(LetValues, op->min);
+    Expr max = substitute(LetValues, Sub::make(Add::make(op->min, op->extent), make_const(op->min.type(), int64_t(1))));
+    if (has_more_nodes_than(min, MaxExpandedLetNodes) || has_more_nodes_than(max, MaxExpandedLetNodes))
+      LoopRanges.erase(op->name);
+    else
+      LoopRanges[op->name] = {bounds_of_expr_in_scope(simplify_for_bounds(min), LoopRanges).min,
+                              bounds_of_expr_in_scope(simplify_for_bounds(max), LoopRanges).max};
     if (op->for_type == ForType::GPUBlock) {
       if (ThreadDepth > 0)
         throw CompileError("kernel " + Kernel + ": gpu_blocks loop " + op->name + " is inside a gpu_threads loop");

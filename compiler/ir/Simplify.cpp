@@ -3,6 +3,7 @@
 #include "Constants.h"
 #include "IREquality.h"
 #include "IRMutator.h"
+#include "IRVisitor.h"
 #include "Interval.h"
 #include "Substitute.h"
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <optional>
 #include <map>
+#include <set>
 
 namespace ptxjit::ir {
 namespace {
@@ -102,6 +104,24 @@ struct LinearForm {
 
 bool isLinearInt(Type t) { return t.is_scalar() && (t.is_int() || t.is_uint()); }
 
+// A let's value, the variables it names, and how many names were bound around it when it was
+// recorded.
+struct LetValue {
+  Expr value;
+  std::vector<std::string> names;
+  size_t depth = 0;
+};
+
+std::vector<std::string> variablesOf(const Expr &e) {
+  struct Finder : IRVisitor {
+    std::set<std::string> Names;
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { Names.insert(op->name); }
+  } finder;
+  e.accept(&finder);
+  return {finder.Names.begin(), finder.Names.end()};
+}
+
 class Simplifier : public IRMutator {
 public:
   explicit Simplifier(bool pushIntoMinMax = false) : PushIntoMinMax(pushIntoMinMax) {}
@@ -124,7 +144,43 @@ public:
 private:
   std::map<std::string, Expr> LetReplacements;
   // The values of the integer lets that stay, where their names mean them (see cancelThroughLets).
-  std::map<std::string, Expr> LetValues;
+  std::map<std::string, LetValue> LetValues;
+  // How many names are bound around the code being simplified, and where each name was bound
+  // (innermost last): a let's value holds where none of the names in it was bound again since.
+  size_t BindingDepth = 0;
+  std::map<std::string, std::vector<size_t>> BoundAt;
+
+  // The value of the let `term` names, where it stays and still means that value here.
+  const Expr *letValue(const Expr &term) const {
+    const auto *v = term.as<Variable>();
+    auto it = v ? LetValues.find(v->name) : LetValues.end();
+    if (it == LetValues.end())
+      return nullptr;
+    for (const std::string &name : it->second.names) {
+      auto bound = BoundAt.find(name);
+      if (bound != BoundAt.end() && !bound->second.empty() && bound->second.back() >= it->second.depth)
+        return nullptr;
+    }
+    return &it->second.value;
+  }
+
+  // `e` with the lets it names written out, through lets in their values, a few levels deep.
+  Expr expandLets(const Expr &e, int depth = 0) {
+    class Expander : public IRMutator {
+    public:
+      Expander(Simplifier &s, int depth) : S(s), Depth(depth) {}
+
+    private:
+      Simplifier &S;
+      int Depth;
+      using IRMutator::visit;
+      Expr visit(const Variable *op) override {
+        const Expr *value = Depth < 8 ? S.letValue(Expr(op)) : nullptr;
+        return value ? S.expandLets(*value, Depth + 1) : Expr(op);
+      }
+    };
+    return Expander(*this, depth).mutate(e);
+  }
   // The ranges of the loop variables around the code being simplified, where constant, and of
   // the integer lets whose values those ranges bound to constants: a comparison that holds (or
   // fails) over a whole range folds, such as the guard xi * 8 + 7 <= 255 of a vectorized loop
@@ -177,11 +233,7 @@ private:
   // max, that min plus 3) cancel once their values are written out: the difference is the
   // tile's constant extent. Taken only where terms cancel, so sums do not grow.
   void cancelThroughLets(LinearForm &form) {
-    auto valueOf = [&](const Expr &term) -> const Expr * {
-      const auto *v = term.as<Variable>();
-      auto it = v ? LetValues.find(v->name) : LetValues.end();
-      return it == LetValues.end() ? nullptr : &it->second;
-    };
+    auto valueOf = [&](const Expr &term) { return letValue(term); };
     if (std::none_of(form.Terms.begin(), form.Terms.end(), [&](const auto &t) { return t.second != 0 && valueOf(t.first); }))
       return;
     LinearForm expanded;
@@ -210,13 +262,7 @@ private:
     for (const auto &[term, coefficient] : form.Terms) {
       if (coefficient == 0)
         continue;
-      Expr e = term;
-      for (int depth = 0; depth < 8; ++depth) {
-        Expr next = substitute(LetValues, e);
-        if (next.same_as(e))
-          break;
-        e = next;
-      }
+      Expr e = expandLets(term);
       if (has_more_nodes_than(e, MaxExpandedLetNodes))
         return;
       deep.add(e.same_as(term) ? e : mutate(e), coefficient);
@@ -408,12 +454,7 @@ private:
 
   // Whether a and b are equal, or one names a let (that stays) of the other's value.
   bool equalThroughLets(const Expr &a, const Expr &b) {
-    auto valueOf = [&](const Expr &e) -> const Expr * {
-      const auto *v = e.as<Variable>();
-      auto it = v ? LetValues.find(v->name) : LetValues.end();
-      return it == LetValues.end() ? nullptr : &it->second;
-    };
-    const Expr *va = valueOf(a), *vb = valueOf(b);
+    const Expr *va = letValue(a), *vb = letValue(b);
     return equal(a, b) || (va && equal(*va, b)) || (vb && equal(a, *vb)) || (va && vb && equal(*va, *vb));
   }
 
@@ -421,7 +462,7 @@ private:
   std::optional<int64_t> constantDifferenceThroughLets(const Expr &a, const Expr &b) {
     if (auto d = constantDifference(a, b))
       return d;
-    if (!isLinearInt(a.type()) || !a.type().is_int() || a.type().bits < 32 || LetValues.empty())
+    if (!isLinearInt(a.type()) || !a.type().is_int() || a.type().bits < 32 || (!letValue(a) && !letValue(b)))
       return std::nullopt;
     LinearForm form;
     form.add(a, 1);
@@ -672,7 +713,7 @@ private:
       // Not a value that names the let itself (let x = min(x * 8, e) + xi): inside, x is the let.
       if (!substitutable && value.type().is_int() && value.type().is_scalar() && value.type().bits >= 32 &&
           !uses_variable(value, op->name))
-        LetValues[op->name] = value;
+        LetValues[op->name] = {value, variablesOf(value), BindingDepth};
       return mutate(body);
     });
     // Uses remain where a let inside rebinds what the replacement names: the let stays for them.
@@ -686,21 +727,27 @@ private:
   // Runs `work` where `name` is bound anew (by a let or a loop, ranging over `bounds` when
   // known): what referred to an outer `name` no longer applies inside.
   template <typename Work> auto binding(const std::string &name, std::optional<Interval> bounds, Work work) {
-    std::map<std::string, Expr> savedReplacements = LetReplacements, savedValues = LetValues;
+    std::map<std::string, Expr> savedReplacements = LetReplacements;
     Scope savedBounds = LoopBounds;
     for (auto it = LetReplacements.begin(); it != LetReplacements.end();)
       it = it->second.defined() && uses_variable(it->second, name) ? LetReplacements.erase(it) : std::next(it);
-    for (auto it = LetValues.begin(); it != LetValues.end();)
-      it = uses_variable(it->second, name) ? LetValues.erase(it) : std::next(it);
-    LetValues.erase(name);
+    auto outerValue = LetValues.extract(name);
+    BoundAt[name].push_back(BindingDepth++);
     LetReplacements[name] = Expr();
     if (bounds)
       LoopBounds[name] = *bounds;
     else
       LoopBounds.erase(name);
     auto result = work();
+    --BindingDepth;
+    if (auto at = BoundAt.find(name); at->second.size() == 1)
+      BoundAt.erase(at);
+    else
+      at->second.pop_back();
+    LetValues.erase(name);
+    if (outerValue)
+      LetValues.insert(std::move(outerValue));
     LetReplacements = std::move(savedReplacements);
-    LetValues = std::move(savedValues);
     LoopBounds = std::move(savedBounds);
     return result;
   }

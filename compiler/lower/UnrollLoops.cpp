@@ -40,18 +40,25 @@ class Unroll : public IRMutator {
     return result;
   }
 
+  // `e` in terms of names outside the lets around it; none where that grows past a size worth
+  // bounding (a let stays a name then, and what depends on it gets no constant bound).
+  std::optional<Expr> expanded(const Expr &e) const {
+    Expr result = substitute(LetValues, e);
+    return has_more_nodes_than(result, MaxExpandedLetNodes) ? std::nullopt : std::optional<Expr>(result);
+  }
+
   Stmt visit(const LetStmt *op) override {
-    Expr value = substitute(LetValues, op->value);
-    Stmt body = shadowing(op->name, value, [&] { return mutate(op->body); });
+    Stmt body = shadowing(op->name, expanded(op->value), [&] { return mutate(op->body); });
     return body.same_as(op->body) ? Stmt(op) : LetStmt::make(op->name, op->value, body);
   }
 
   Stmt visit(const For *op) override {
-    Expr min = simplify_for_bounds(substitute(LetValues, op->min));
-    Expr last = simplify_for_bounds(
-        substitute(LetValues, Sub::make(Add::make(op->min, op->extent), make_const(op->min.type(), int64_t(1)))));
+    auto min = expanded(op->min);
+    auto last = expanded(Sub::make(Add::make(op->min, op->extent), make_const(op->min.type(), int64_t(1))));
     Stmt body = shadowing(op->name, std::nullopt, [&] {
-      LoopRanges[op->name] = {bounds_of_expr_in_scope(min, LoopRanges).min, bounds_of_expr_in_scope(last, LoopRanges).max};
+      if (min && last)
+        LoopRanges[op->name] = {bounds_of_expr_in_scope(*min, LoopRanges).min,
+                                bounds_of_expr_in_scope(*last, LoopRanges).max};
       return mutate(op->body);
     });
     if (op->for_type != ForType::Unrolled)
@@ -59,7 +66,8 @@ class Unroll : public IRMutator {
     auto extent = as_const_int(op->extent);
     bool guarded = false;
     if (!extent) {
-      extent = constant_upper_bound(simplify_for_bounds(substitute(LetValues, op->extent)), LoopRanges);
+      if (auto e = expanded(op->extent))
+        extent = constant_upper_bound(simplify_for_bounds(*e), LoopRanges);
       guarded = true;
     }
     if (!extent)
