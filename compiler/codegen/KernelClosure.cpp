@@ -41,8 +41,16 @@ private:
       Bound.erase(name);
   }
 
+  // With the variables of the kernel's loops fixed first, where terms of one cancel (a tile's
+  // clipped max - min), then over their ranges.
+  std::optional<int64_t> constantUpperBound(const Expr &e) const {
+    if (auto bound = constant_upper_bound(e))
+      return bound;
+    return constant_upper_bound(e, LoopRanges);
+  }
+
   int64_t constantBound(const Expr &e, const std::string &what) {
-    auto bound = constant_upper_bound(simplify_for_bounds(substitute(LetValues, e)), LoopRanges);
+    auto bound = constantUpperBound(simplify_for_bounds(substitute(LetValues, e)));
     if (!bound)
       throw CompileError("kernel " + Kernel + ": " + what + " (" + to_string(e) + ") has no constant upper bound; "
                          "split the loops by constant factors (e.g. gpu_tile)");
@@ -147,7 +155,7 @@ private:
     for (const Expr &extent : op->extents) {
       Expr e = simplify_for_bounds(substitute(LetValues, extent));
       Expr bound;
-      if (auto c = constant_upper_bound(e, LoopRanges))
+      if (auto c = constantUpperBound(e))
         bound = make_const(Int(64), std::max<int64_t>(*c, 1));
       else if (Expr max = bounds_of_expr_in_scope(e, LoopRanges).max; max.defined())
         bound = simplify(Max::make(Cast::make(Int(64), max), make_const(Int(64), int64_t(1))));

@@ -837,6 +837,17 @@ std::optional<int64_t> structural_upper_bound(const Expr &e) {
     auto a = structural_upper_bound(sub->a), b = as_const_int(sub->b);
     return a && b ? std::optional<int64_t>(*a - *b) : std::nullopt;
   }
+  // Integer division and multiplication by a positive constant keep the order.
+  if (const auto *div = e.as<Div>(); div && !e.type().is_float()) {
+    auto a = structural_upper_bound(div->a), b = as_const_int(div->b);
+    return a && b && *b > 0 ? std::optional<int64_t>(euclideanDiv(*a, *b)) : std::nullopt;
+  }
+  if (const auto *mul = e.as<Mul>(); mul && !e.type().is_float()) {
+    auto a = structural_upper_bound(mul->a), b = as_const_int(mul->b);
+    int64_t product = 0;
+    return a && b && *b > 0 && !__builtin_mul_overflow(*a, *b, &product) ? std::optional<int64_t>(product)
+                                                                          : std::nullopt;
+  }
   return std::nullopt;
 }
 

@@ -1903,13 +1903,20 @@ TEST_CASE("A transpose through a shared tile with padded rows", "[gpu]") {
   INFO("seed " << seed);
   ImageParam in(Float(32), 2, "in");
   Var x("x"), y("y"), xi("xi"), yi("yi");
-  Func t("t");
+  Var xo("xo"), yo("yo"), yii("yii"), j("j"), k("k");
+  Func t("t"), t4("t4");
   t(x, y) = in(y, x);
   t.gpu_tile(x, y, xi, yi, 32, 32);
-  in.in().compute_at(t, x).gpu_threads(_0, _1);
-  Pipeline p = onGPU(t);
-  for (auto [w, h] : {std::pair{64, 96}, std::pair{100, 37}}) {
-    INFO(w << "x" << h);
+  in.in(t).compute_at(t, x).gpu_threads(_0, _1);
+  // 32x8 threads, each 4 rows of the tile, the tile staged 4 rows a thread too.
+  t4(x, y) = in(y, x);
+  t4.tile(x, y, xo, yo, xi, yi, 32, 32).split(yi, yi, yii, 4).reorder(yii, xi, yi, xo, yo).gpu_blocks(xo, yo)
+      .gpu_threads(xi, yi).unroll(yii);
+  in.in(t4).compute_at(t4, xo).split(_1, j, k, 4).reorder(k, _0, j).gpu_threads(_0, j).unroll(k);
+  for (auto [w, h, four] : {std::tuple{64, 96, false}, std::tuple{100, 37, false}, std::tuple{64, 96, true},
+                            std::tuple{100, 37, true}}) {
+    INFO(w << "x" << h << (four ? ", 4 rows a thread" : ""));
+    Pipeline p = onGPU(four ? t4 : t);
     Buffer<float> input(h, w);
     fill_random(input, seed + w);
     in.set(input);

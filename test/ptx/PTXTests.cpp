@@ -710,3 +710,18 @@ TEST_CASE("Shared tiles 32 banks wide get rows one element longer", "[ptx]") {
     CHECK_THAT(Pipeline(u).lowered_stmt(target), Catch::Contains("[float32 * 32 * 8]"));
   }
 }
+TEST_CASE("A transpose of 32x8 threads, 4 rows each, through a padded shared tile", "[ptx]") {
+  Pipelines p;
+  Var xo("xo"), yo("yo"), yii("yii"), j("j"), k("k");
+  Func t("t");
+  t(p.x, p.y) = p.in(p.y, p.x);
+  t.tile(p.x, p.y, xo, yo, p.xi, p.yi, 32, 32).split(p.yi, p.yi, yii, 4).reorder(yii, p.xi, p.yi, xo, yo)
+      .gpu_blocks(xo, yo).gpu_threads(p.xi, p.yi).unroll(yii);
+  // The tile's loop over 4 rows at a time has a clipped extent, bounded by 8.
+  p.in.in().compute_at(t, xo).split(_1, j, k, 4).reorder(k, _0, j).gpu_threads(_0, j).unroll(k);
+  Target target("host-cuda-cuda_capability_90");
+  CHECK_THAT(Pipeline(t).lowered_stmt(target), Catch::Contains("[float32 * 33 * 32]"));
+  std::string ptx = Pipeline(t).compile_to_ptx(target);
+  CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 8, 1"));
+  CHECK(assemble(ptx, "sm_90").empty());
+}

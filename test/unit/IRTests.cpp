@@ -294,6 +294,10 @@ TEST_CASE("Constant upper bounds see through clipped tiles", "[unit][ir]") {
   CHECK(constant_upper_bound(min(x + 33, end) - x + 1) == std::optional<int64_t>(34));
   CHECK(constant_upper_bound(v("i") * 4 + 3, {{"i", {Expr(0), Expr(7)}}}) == std::optional<int64_t>(31));
   CHECK_FALSE(constant_upper_bound(x + end).has_value());
+  // A loop over a clipped tile 4 rows at a time: (min(end - x + 3, 35)) / 4 is at most 8.
+  CHECK(constant_upper_bound(min(end - x * 32 + 3, 35) / 4) == std::optional<int64_t>(8));
+  CHECK(constant_upper_bound(min(end - x, 9) * 4) == std::optional<int64_t>(36));
+  CHECK_FALSE(constant_upper_bound(min(end - x, 9) * -4).has_value());
   // simplify() itself keeps the sum whole, so terms that cancel still cancel.
   CHECK(to_string(simplify(x + (min(x + 33, end) - x))) == "min((x + 33), end)");
 }
