@@ -1,6 +1,7 @@
 // Real-device tests: results against the CPU, and the context discipline the project exists
 // for. Without a driver or device each test prints why it is skipped and passes.
 
+#include "GPUSchedules.h"
 #include "TestUtil.h"
 #include "cuda/CudaDriver.h"
 #include "ptxjit.h"
@@ -1845,16 +1846,7 @@ TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
   INFO("seed " << seed);
   const int size = 256;
   ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
-  Var x("x"), y("y"), xi("xi"), yi("yi"), xii("xii"), yii("yii");
-  Func prod("prod"), out("out");
-  RDom r(0, size, "r");
-  prod(x, y) += A(x, r) * B(r, y);
-  out(x, y) = prod(x, y);
-  out.bound(x, 0, size).bound(y, 0, size).tile(x, y, xi, yi, 64, 16).tile(xi, yi, xii, yii, 4, 8)
-      .gpu_blocks(x, y).gpu_threads(xi, yi).unroll(xii).unroll(yii);
-  prod.compute_at(out, xi).vectorize(x).unroll(y).update().reorder(x, y, r).vectorize(x).unroll(y).unroll(r, 8);
-  A.in().compute_at(prod, r).vectorize(_0).unroll(_1);
-  B.in().compute_at(prod, r).vectorize(_0).unroll(_1);
+  Func out = register_tiled_matmul(A, B, size);
   Buffer<float> a(size, size), b(size, size);
   fill_random(a, seed);
   fill_random(b, seed + 1);
@@ -1876,14 +1868,11 @@ TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]"
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
   Blur b; // its input and reference; the Funcs here are scheduled anew
-  Var x("x"), y("y"), xo("xo"), xv("xv"), yo("yo"), ys("ys"), xb("xb"), xt("xt"), yb("yb"), yt("yt");
+  Var x("x"), y("y");
   Func bx("blur_x"), by("blur_y");
   bx(x, y) = b.in(x - 1, y) + b.in(x, y) + b.in(x + 1, y);
   by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
-  const TailStrategy shift = TailStrategy::ShiftInward;
-  by.split(x, xo, xv, 4, shift).split(y, yo, ys, 16, shift).split(xo, xb, xt, 64, shift).split(yo, yb, yt, 4, shift)
-      .reorder(xv, ys, xt, yt, xb, yb).gpu_blocks(xb, yb).gpu_threads(xt, yt).unroll(ys).vectorize(xv);
-  bx.compute_at(by, xt).unroll(y).vectorize(x);
+  schedule_register_strips(bx, by, x, y);
   Pipeline p = onGPU(by);
   // Whole tiles, and sizes whose last tiles shift inward over computed points.
   for (auto [w, h] : {std::pair{256, 64}, std::pair{300, 70}, std::pair{1000, 130}}) {

@@ -2,6 +2,7 @@
 // instructions it should hold and, where ptxas is installed, assembled by it.
 
 #include "codegen/OpaqueNegations.h"
+#include "GPUSchedules.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
 
@@ -43,6 +44,17 @@ std::string assemble(const std::string &ptx, const std::string &arch, std::strin
   (void)info;
   WARN("ptxas not found at build time: PTX not assembled");
   return "";
+#endif
+}
+
+// Assembles `ptx` and checks that ptxas kept every kernel in registers: no stack frame, no spills.
+void checkRegistersOnly(const std::string &ptx, const std::string &arch) {
+  std::string info;
+  CHECK(assemble(ptx, arch, &info).empty());
+#ifdef PTXJIT_PTXAS
+  INFO(info);
+  CHECK_THAT(info, Catch::Contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
+  CHECK_FALSE(std::regex_search(info, std::regex("[1-9][0-9]* bytes (stack frame|spill)")));
 #endif
 }
 
@@ -625,71 +637,33 @@ TEST_CASE("Shared tiles sized at run time take dynamic shared memory", "[ptx]") 
   }
 }
 
-// Halide's CUDA matrix multiply schedule (apps/cuda_mat_mul): each thread a 4x8 tile of the
-// product in registers, the rows of A and B it needs loaded into registers per step of k.
-struct RegisterTiledMatMul {
-  ImageParam A{Float(32), 2, "A"}, B{Float(32), 2, "B"};
-  Var x{"x"}, y{"y"}, xi{"xi"}, yi{"yi"}, xii{"xii"}, yii{"yii"};
-  Func prod{"prod"}, out{"out"};
-  explicit RegisterTiledMatMul(int size) {
-    RDom r(0, size, "r");
-    prod(x, y) += A(x, r) * B(r, y);
-    out(x, y) = prod(x, y);
-    out.bound(x, 0, size).bound(y, 0, size).tile(x, y, xi, yi, 64, 16).tile(xi, yi, xii, yii, 4, 8)
-        .gpu_blocks(x, y).gpu_threads(xi, yi).unroll(xii).unroll(yii);
-    prod.compute_at(out, xi).vectorize(x).unroll(y).update().reorder(x, y, r).vectorize(x).unroll(y).unroll(r, 8);
-    A.in().compute_at(prod, r).vectorize(_0).unroll(_1);
-    B.in().compute_at(prod, r).vectorize(_0).unroll(_1);
-  }
-};
-
 TEST_CASE("Per-thread tiles with constant indices live in registers: no stack frame", "[ptx]") {
-  RegisterTiledMatMul mm(1024);
+  ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+  Func out = test::register_tiled_matmul(A, B, 1024);
   Target target("host-cuda-cuda_capability_90");
   // The tile's clipped bounds fold over the loops' constant ranges: no guard is left.
-  std::string stmt = Pipeline(mm.out).lowered_stmt(target);
+  std::string stmt = Pipeline(out).lowered_stmt(target);
   CHECK_THAT(stmt, !Catch::Contains("if ("));
   CHECK_THAT(stmt, Catch::Contains("allocate prod[float32 * 4 * 8]"));
-  std::string ptx = Pipeline(mm.out).compile_to_ptx(target);
+  std::string ptx = Pipeline(out).compile_to_ptx(target);
   CHECK_THAT(ptx, !Catch::Contains(".local"));
   CHECK_THAT(ptx, Catch::Contains("ld.global.nc.v4.f32"));
   CHECK(occurrences(ptx, "fma.rn.f32") == 4 * 8 * 8); // the 4x8 tile times 8 unrolled steps of k
-  std::string info;
-  CHECK(assemble(ptx, "sm_90", &info).empty());
-#ifdef PTXJIT_PTXAS
-  INFO(info);
-  CHECK_THAT(info, Catch::Contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
-#endif
+  checkRegistersOnly(ptx, "sm_90");
 }
 
-// The blur as the hand-written CUDA one is built: each thread 4 columns by 16 rows, blur_x's 18
-// rows of 4 in registers. Bounds of the clipped (shifted) tiles cancel to constant extents.
-struct RegisterStripBlur : Pipelines {
-  Func bx{"blur_x"}, by{"blur_y"};
-  RegisterStripBlur() {
-    Var xo("xo"), xv("xv"), yo("yo"), ys("ys"), xb("xb"), xt("xt"), yb("yb"), yt("yt");
-    bx(x, y) = (in(x - 1, y) + in(x, y) + in(x + 1, y)) / 3.0f;
-    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3.0f;
-    const TailStrategy shift = TailStrategy::ShiftInward;
-    by.split(x, xo, xv, 4, shift).split(y, yo, ys, 16, shift).split(xo, xb, xt, 64, shift).split(yo, yb, yt, 4, shift)
-        .reorder(xv, ys, xt, yt, xb, yb).gpu_blocks(xb, yb).gpu_threads(xt, yt).unroll(ys).vectorize(xv);
-    bx.compute_at(by, xt).unroll(y).vectorize(x);
-  }
-};
-
 TEST_CASE("A producer per thread over a strip of rows lives in registers", "[ptx]") {
-  RegisterStripBlur b;
+  Pipelines p;
+  Func bx("blur_x"), by("blur_y");
+  bx(p.x, p.y) = (p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y)) / 3.0f;
+  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 3.0f;
+  test::schedule_register_strips(bx, by, p.x, p.y);
   Target target("host-cuda-cuda_capability_90");
-  CHECK_THAT(Pipeline(b.by).lowered_stmt(target), Catch::Contains("allocate blur_x[float32 * 4 * 18]"));
-  std::string ptx = Pipeline(b.by).compile_to_ptx(target);
+  CHECK_THAT(Pipeline(by).lowered_stmt(target), Catch::Contains("allocate blur_x[float32 * 4 * 18]"));
+  std::string ptx = Pipeline(by).compile_to_ptx(target);
   CHECK_THAT(ptx, !Catch::Contains(".local"));
   CHECK_THAT(ptx, Catch::Contains(".reqntid 64, 4, 1"));
-  std::string info;
-  CHECK(assemble(ptx, "sm_90", &info).empty());
-#ifdef PTXJIT_PTXAS
-  INFO(info);
-  CHECK_THAT(info, Catch::Contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"));
-#endif
+  checkRegistersOnly(ptx, "sm_90");
 }
 
 TEST_CASE("Shared tiles 32 banks wide get rows one element longer", "[ptx]") {
