@@ -102,14 +102,8 @@ std::string handwrittenBlur(BenchContext &uc, double copyTBs, int reps, double *
   });
   CHECK_CU(cuMemcpyDtoHAsync(out.data(), outDevice.Pointer, size_t(w) * h * 4, uc.Stream));
   CHECK_CU(cuStreamSynchronize(uc.Stream));
-  double maxError = 0;
-  for (int j = 0; j < h; j += 97)
-    for (int i = 0; i < w; i += 89) {
-      float s = 0;
-      for (int dy = -1; dy <= 1; ++dy)
-        s += (input(i, j + dy + 1) + input(i + 1, j + dy + 1) + input(i + 2, j + dy + 1)) / 3.0f;
-      maxError = std::max(maxError, double(std::fabs(s / 3.0f - out(i, j))));
-    }
+  // in(x, y) is stored at input(x + 1, y + 1).
+  double maxError = blur_max_error([&](int x, int y) { return input(x + 1, y + 1); }, out);
   std::string resources = kernel_resources(ptxjit_handwritten_blur_ptx);
   cu::driver().cuModuleUnload(module);
   // The bytes the blur must move: the (w + 2) x (h + 2) input once and the output once.

@@ -3,6 +3,7 @@
 #include "Json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 using namespace ptxjit;
@@ -61,6 +62,18 @@ Buffer<float> random_image(const std::vector<int> &sizes, DeviceBuffer &device, 
   CHECK_CU(cuStreamSynchronize(stream)); // the host data is pageable and may change after return
   b.set_device(device.Pointer);
   return b;
+}
+
+double blur_max_error(const std::function<float(int, int)> &in, const Buffer<float> &out) {
+  double maxError = 0;
+  for (int j = 0; j < out.height(); j += 97)
+    for (int i = 0; i < out.width(); i += 89) {
+      float s = 0;
+      for (int dy = -1; dy <= 1; ++dy)
+        s += (in(i - 1, j + dy) + in(i, j + dy) + in(i + 1, j + dy)) / 3.0f;
+      maxError = std::max(maxError, double(std::fabs(s / 3.0f - out(i, j))));
+    }
+  return maxError;
 }
 
 std::string kernel_resources(const std::string &ptx) {

@@ -44,6 +44,10 @@ struct DeviceBuffer {
 ptxjit::Buffer<float> random_image(const std::vector<int> &sizes, DeviceBuffer &device, CUstream stream,
                                    uint32_t seed);
 
+/// The largest difference between `out` and the 3x3 blur of `in` (in(x, y) the input at output
+/// coordinates, x and y from -1), on a sample of points.
+double blur_max_error(const std::function<float(int, int)> &in, const ptxjit::Buffer<float> &out);
+
 /// What the driver's PTX compiler gave each kernel of `ptx` on the current context's device, as
 /// a JSON array: registers per thread, local memory (stack frame and spills) per thread, static
 /// shared memory per block.
