@@ -1,5 +1,6 @@
 #include "GpuSchedules.h"
 
+#include "GPUScheduleRecipes.h"
 #include "Json.h"
 
 #include <cmath>
@@ -117,28 +118,6 @@ std::string handwrittenBlur(BenchContext &uc, double copyTBs, int reps, double *
 // product, each thread a tile of it in registers; the rows of A and B a step of k needs are
 // loaded into registers, 16 bytes at a time. Halide's own sizes are a 64x16 block tile of 4x8
 // thread tiles.
-struct MatMulTiles {
-  int blockX, blockY, threadX, threadY;
-  std::string name() const {
-    return std::to_string(blockX) + "x" + std::to_string(blockY) + "_" + std::to_string(threadX) + "x" +
-           std::to_string(threadY);
-  }
-};
-
-Func registerTiledMatMul(ImageParam &A, ImageParam &B, int n, const MatMulTiles &tiles) {
-  Var x("x"), y("y"), xi("xi"), yi("yi"), xii("xii"), yii("yii");
-  Func prod("prod"), out("sgemm");
-  RDom r(0, n, "r");
-  prod(x, y) += A(x, r) * B(r, y);
-  out(x, y) = prod(x, y);
-  out.bound(x, 0, n).bound(y, 0, n).tile(x, y, xi, yi, tiles.blockX, tiles.blockY)
-      .tile(xi, yi, xii, yii, tiles.threadX, tiles.threadY).gpu_blocks(x, y).gpu_threads(xi, yi).unroll(xii).unroll(yii);
-  prod.compute_at(out, xi).vectorize(x).unroll(y).update().reorder(x, y, r).vectorize(x).unroll(y).unroll(r, 8);
-  A.in().compute_at(prod, r).vectorize(_0).unroll(_1);
-  B.in().compute_at(prod, r).vectorize(_0).unroll(_1);
-  return out;
-}
-
 std::string sgemm(BenchContext &uc, Cublas &cublas, int n, int reps) {
   DeviceBuffer aDevice(size_t(n) * n * 4), bDevice(size_t(n) * n * 4), cDevice(size_t(n) * n * 4),
       referenceDevice(size_t(n) * n * 4);
@@ -155,10 +134,12 @@ std::string sgemm(BenchContext &uc, Cublas &cublas, int n, int reps) {
   }
   std::string variants;
   double bestMs = NAN;
-  for (const MatMulTiles &tiles : {MatMulTiles{64, 16, 4, 8}, MatMulTiles{64, 64, 4, 8}, MatMulTiles{128, 32, 4, 8},
-                                   MatMulTiles{128, 64, 8, 8}, MatMulTiles{128, 128, 8, 8}}) {
+  const std::pair<test::MatMulTiles, bool> schedules[] = {
+      {{64, 16, 4, 8}, false}, {{64, 64, 4, 8}, false}, {{128, 32, 4, 8}, false}, {{128, 64, 8, 8}, false},
+      {{128, 128, 8, 8}, false}, {{64, 64, 4, 4}, true}, {{128, 64, 8, 4}, true}, {{128, 128, 8, 8}, true}};
+  for (const auto &[tiles, staged] : schedules) {
     ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
-    Pipeline p(registerTiledMatMul(A, B, n, tiles));
+    Pipeline p(staged ? test::shared_staged_matmul(A, B, n, tiles) : test::register_tiled_matmul(A, B, n, tiles));
     p.compile_jit(Target("host-cuda"));
     A.set(a);
     B.set(b);
@@ -175,6 +156,7 @@ std::string sgemm(BenchContext &uc, Cublas &cublas, int n, int reps) {
         maxError = std::max(maxError, double(std::fabs(c.data()[i] - reference.data()[i])));
     }
     variants += std::string(variants.empty() ? "" : ", ") + "{\"tiles\": " + json_string(tiles.name()) +
+                ", \"shared_staged\": " + (staged ? "true" : "false") +
                 ", \"ms\": " + json_number(ms) + ", \"tflops\": " + json_number(flops / (ms * 1e-3) / 1e12) +
                 ", \"fraction_of_cublas\": " + json_number(cublasMs / ms) + ", \"max_abs_difference_from_cublas\": " +
                 json_number(maxError) + ", \"kernels\": " + kernel_resources(ptxFor(p)) + "}";

@@ -1,6 +1,7 @@
 #include "KernelClosure.h"
 
 #include "ir/Constants.h"
+#include "ir/GPULoops.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -30,7 +31,6 @@ private:
   // The range of each loop variable inside the kernel, in terms of names outside it.
   Scope LoopRanges;
   int ThreadDepth = 0;
-  int InnerThreadDim = -1; // the largest dimension among the thread loops inside the current one
 
   using IRVisitor::visit;
 
@@ -109,17 +109,13 @@ private:
       Blocks.push_back(op);
       bind(op->name, op->body);
     } else if (op->for_type == ForType::GPUThread) {
-      int outer = InnerThreadDim;
-      InnerThreadDim = -1;
       ++ThreadDepth;
       bind(op->name, op->body);
       --ThreadDepth;
-      int dim = InnerThreadDim + 1;
+      int dim = Result.thread_dims.at(op);
       if (dim > 2)
         throw CompileError("kernel " + Kernel + " nests more than three gpu_threads loops (" + op->name + ")");
-      Result.thread_dims[op] = dim;
       Result.block_size[dim] = std::max(Result.block_size[dim], constantBound(op->extent, "the extent of gpu_threads loop " + op->name));
-      InnerThreadDim = std::max(outer, dim);
     } else {
       if (op->for_type == ForType::Parallel)
         throw CompileError("kernel " + Kernel + ": loop " + op->name + " is parallel inside a GPU kernel");
@@ -130,7 +126,8 @@ private:
       LetValues[op->name] = *saved;
   }
   void visit(const Allocate *op) override {
-    if (ThreadDepth == 0) {
+    // Registers at block level hold each thread's own slice (lower/GPURegisterSlices.h).
+    if (ThreadDepth == 0 && op->memory != MemoryType::Register) {
       sharedAllocation(op);
     } else {
       int64_t elements = 1;
@@ -196,6 +193,7 @@ void assignSharedOffsets(std::vector<SharedAllocation> shared, KernelClosure &cl
 
 KernelClosure kernel_closure(const For *nest) {
   ClosureFinder finder(nest->name);
+  finder.Result.thread_dims = gpu_thread_dimensions(Stmt(nest));
   nest->accept(&finder);
   if (finder.Blocks.size() > 3)
     throw CompileError("kernel " + nest->name + " has " + std::to_string(finder.Blocks.size()) +

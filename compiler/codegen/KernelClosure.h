@@ -6,8 +6,9 @@
 // constant bound found by bounds inference. Funcs stored at a gpu_blocks loop live in one block
 // of dynamic shared memory: each gets a bound on its size over all blocks, a constant where one
 // exists, else an expression of values known at launch (a tile whose size follows a run-time
-// extent). Funcs stored inside gpu_threads loops are arrays of each thread's own (registers, or
-// local memory where indexing needs it).
+// extent). Funcs stored inside gpu_threads loops, or in registers at a gpu_blocks loop (each
+// thread's slice), are arrays of each thread's own (registers, or local memory where indexing
+// needs it).
 
 #include "ir/IR.h"
 
@@ -40,7 +41,7 @@ struct KernelClosure {
   int64_t block_size[3] = {1, 1, 1};
   std::vector<SharedAllocation> shared;
   ir::Expr shared_bytes; ///< the whole block's, as SharedAllocation::bytes; 0 without shared memory
-  /// Funcs stored inside gpu_threads loops: each thread's own array, by element count.
+  /// Funcs stored inside gpu_threads loops or in registers: each thread's own array, by element count.
   std::map<std::string, int64_t> registers;
 };
 

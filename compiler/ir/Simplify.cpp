@@ -514,12 +514,28 @@ private:
     return std::pair{*l, *h};
   }
 
+  // a - b (both simplified) in 64 bits, where it cannot wrap. Terms a and b share cancel first: signed 32- and
+  // 64-bit arithmetic is compiled as never overflowing, so (x + t) - (y + t) is x - y there, and
+  // t's bounds are not counted twice. Narrower types wrap: their operands are widened whole.
+  Expr wideDifference(const Expr &a, const Expr &b) {
+    const Type t = a.type(), wide = Int(64, t.lanes);
+    if (!t.is_int() || t.bits < 32)
+      return mutate(Sub::make(Cast::make(wide, a), Cast::make(wide, b)));
+    LinearForm form, widened;
+    form.add(a, 1);
+    form.add(b, -1);
+    for (const auto &[term, coefficient] : form.Terms)
+      if (coefficient != 0)
+        widened.add(term.type() == wide ? term : Cast::make(wide, term), coefficient);
+    widened.Constant = form.Constant;
+    return widened.build(wide); // a and b are simplified already: only their terms are left
+  }
+
   // Whether a <= b over all of LoopBounds (true), b < a over all of it (false), or neither known.
   std::optional<bool> orderOverLoopBounds(const Expr &a, const Expr &b) {
     if (!a.type().is_int() || !a.type().is_scalar() || a.type().bits > 32)
       return std::nullopt;
-    const Type wide = Int(64);
-    auto range = constantRangeOverLoopBounds(Sub::make(Cast::make(wide, a), Cast::make(wide, b)));
+    auto range = constantRangeOverLoopBounds(wideDifference(a, b));
     if (!range)
       return std::nullopt;
     if (range->second <= 0)
@@ -538,8 +554,7 @@ private:
     if (LoopBounds.empty() || !a.type().is_int() || a.type().bits > 32)
       return std::nullopt;
     // The difference in 64 bits: in the operands' type it may wrap (x - INT_MIN, or any narrow one).
-    const Type wide = Int(64, a.type().lanes);
-    Interval range = bounds_of_expr_in_scope(mutate(Sub::make(Cast::make(wide, a), Cast::make(wide, b))), LoopBounds);
+    Interval range = bounds_of_expr_in_scope(wideDifference(a, b), LoopBounds);
     auto constant = [&](const Expr &e, int64_t *out) {
       Expr folded = e.defined() ? mutate(e) : Expr();
       const auto *c = folded.defined() ? folded.as<IntImm>() : nullptr;

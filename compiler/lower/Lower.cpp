@@ -4,6 +4,7 @@
 #include "CheckGPUSchedules.h"
 #include "CheckUpdateLoops.h"
 #include "FuncValueBounds.h"
+#include "GPURegisterSlices.h"
 #include "GPUSingleThreadSections.h"
 #include "InjectHostDeviceCopies.h"
 #include "RealizationOrder.h"
@@ -149,6 +150,8 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   Stmt s = runPass("schedule functions and bounds inference", debug,
                    [&] { return schedule_functions(outputs, env, order, funcValues); });
   check_gpu_schedules(s, target);
+  if (target.has_gpu_feature())
+    s = runPass("registers at block loops", debug, [&] { return gpu_register_slices(s); });
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
   // Each output's buffers: one, or one for each value of a Tuple.
   std::vector<OutputBuffer> outputBuffers;

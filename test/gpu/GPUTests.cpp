@@ -1,7 +1,7 @@
 // Real-device tests: results against the CPU, and the context discipline the project exists
 // for. Without a driver or device each test prints why it is skipped and passes.
 
-#include "GPUSchedules.h"
+#include "GPUScheduleRecipes.h"
 #include "TestUtil.h"
 #include "cuda/CudaDriver.h"
 #include "ptxjit.h"
@@ -1861,6 +1861,32 @@ TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
     if (std::fabs(result(c[0], c[1]) - expected) > 1e-3)
       FAIL("out(" << c[0] << ", " << c[1] << ") = " << result(c[0], c[1]) << ", expected " << expected);
   });
+}
+
+TEST_CASE("A matrix product with each thread's tile in registers across shared tiles of A and B", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  // Whole tiles, and a size whose last tiles of the block and of k are clipped.
+  for (int size : {256, 200}) {
+    INFO("size " << size);
+    ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+    Func out = shared_staged_matmul(A, B, size);
+    Buffer<float> a(size, size), b(size, size);
+    fill_random(a, seed);
+    fill_random(b, seed + 1);
+    A.set(a);
+    B.set(b);
+    Buffer<float> result = onGPU(out).realize<float>({size, size});
+    copy_to_host(result);
+    result.for_each_element([&](const std::vector<int> &c) {
+      double expected = 0;
+      for (int k = 0; k < size; ++k)
+        expected += double(a(c[0], k)) * double(b(k, c[1]));
+      if (std::fabs(result(c[0], c[1]) - expected) > 1e-3)
+        FAIL("out(" << c[0] << ", " << c[1] << ") = " << result(c[0], c[1]) << ", expected " << expected);
+    });
+  }
 }
 
 TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]") {

@@ -2,7 +2,7 @@
 // instructions it should hold and, where ptxas is installed, assembled by it.
 
 #include "codegen/OpaqueNegations.h"
-#include "GPUSchedules.h"
+#include "GPUScheduleRecipes.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
 
@@ -279,8 +279,8 @@ TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", 
     g.compute_at(f, p.xi).store_in(MemoryType::GPUShared);
     CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
                       Catch::Contains("Func g is stored in shared memory but computed inside a gpu_threads loop"));
-    g.compute_at(f, p.x).gpu_threads(p.x, p.y).store_in(MemoryType::Register);
-    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is stored in registers but computed at a gpu_blocks loop"));
+    g.compute_at(f, p.x).gpu_threads(p.x, p.y).store_in(MemoryType::Heap);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is stored in the heap but computed at a gpu_blocks loop"));
     Func h("h"), k("k");
     h(p.x, p.y) = p.in(p.x, p.y);
     k(p.x, p.y) = h(p.x, p.y);
@@ -650,6 +650,59 @@ TEST_CASE("Per-thread tiles with constant indices live in registers: no stack fr
   CHECK_THAT(ptx, Catch::Contains("ld.global.nc.v4.f32"));
   CHECK(occurrences(ptx, "fma.rn.f32") == 4 * 8 * 8); // the 4x8 tile times 8 unrolled steps of k
   checkRegistersOnly(ptx, "sm_90");
+}
+
+TEST_CASE("Registers at a block loop: each thread its own slice, shared staging between", "[ptx]") {
+  ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
+  Func out = test::shared_staged_matmul(A, B, 1024);
+  Target target("host-cuda-cuda_capability_90");
+  std::string stmt = Pipeline(out).lowered_stmt(target);
+  CHECK_THAT(stmt, Catch::Contains("allocate prod in registers[float32 * 4 * 4]"));
+  std::string ptx = Pipeline(out).compile_to_ptx(target);
+  CHECK_THAT(ptx, !Catch::Contains(".local"));
+  CHECK_THAT(ptx, Catch::Contains("ld.shared"));
+  CHECK_THAT(ptx, Catch::Contains("bar.sync"));
+  CHECK(occurrences(ptx, "fma.rn.f32") == 4 * 4 * 8); // the 4x4 tile times 8 unrolled steps of k
+  CHECK(occurrences(ptx, "ld.shared.v4.f32") == 16);   // a step of k: a row of A's 4, of B's 4 rows
+  checkRegistersOnly(ptx, "sm_90");
+  SECTION("8x8 a thread, A's slice wider than the block's threads") {
+    ImageParam A2(Float(32), 2, "A"), B2(Float(32), 2, "B");
+    std::string wide = Pipeline(test::shared_staged_matmul(A2, B2, 1024, {128, 128, 8, 8})).compile_to_ptx(target);
+    CHECK_THAT(wide, Catch::Contains(".reqntid 16, 16, 1"));
+    CHECK(occurrences(wide, "fma.rn.f32") == 8 * 8 * 8);
+    checkRegistersOnly(wide, "sm_90");
+  }
+}
+
+TEST_CASE("Registers at a block loop refuse slices threads would share", "[ptx]") {
+  Pipelines p;
+  Target cuda("host-cuda-cuda_capability_80");
+  Var xo("xo"), xs("xs");
+  Func g("g"), f("f");
+  g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+  SECTION("a consumer reading its neighbour's element") {
+    f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    g.compute_at(f, p.x).gpu_threads(p.x, p.y).store_in(MemoryType::Register);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
+                      Catch::Contains("Func g is stored in registers at a gpu_blocks loop") &&
+                          Catch::Contains("f reads it beyond what the thread writes (in dimension 0, offsets 1 to 1 of "
+                                          "0 to 0)"));
+  }
+  SECTION("a producer outside thread loops") {
+    f(p.x, p.y) = g(p.x, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    g.compute_at(f, p.x).store_in(MemoryType::Register);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
+                      Catch::Contains("a definition of g writes it outside any gpu_threads loop"));
+  }
+  SECTION("threads whose slices overlap") {
+    f(p.x, p.y) = g(p.x, p.y);
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    // Thread xs computes columns xs and xs + 16: its slice would span the 15 columns between.
+    g.compute_at(f, p.x).split(p.x, xo, xs, 16).gpu_threads(xs, p.y).store_in(MemoryType::Register);
+    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("the slices of different threads overlap"));
+  }
 }
 
 TEST_CASE("A producer per thread over a strip of rows lives in registers", "[ptx]") {

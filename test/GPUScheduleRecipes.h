@@ -1,0 +1,82 @@
+#ifndef PTXJIT_TEST_GPUSCHEDULERECIPES_H
+#define PTXJIT_TEST_GPUSCHEDULERECIPES_H
+
+// GPU schedules that the PTX tests (what the code looks like), the GPU tests (what it computes)
+// and the bench (how fast it runs) share.
+
+#include "ptxjit.h"
+
+#include <string>
+
+namespace ptxjit::test {
+
+/// The tiles of a matrix product out(x, y) = sum A(x, r) B(r, y): a block's, and a thread's of it.
+struct MatMulTiles {
+  int blockX, blockY, threadX, threadY;
+  std::string name() const {
+    return std::to_string(blockX) + "x" + std::to_string(blockY) + "_" + std::to_string(threadX) + "x" +
+           std::to_string(threadY);
+  }
+};
+
+/// Halide's CUDA matrix multiply schedule (apps/cuda_mat_mul; its tiles are 64x16 and 4x8): each
+/// thread's tile in registers, the rows of A and B a step of k needs loaded into registers.
+inline Func register_tiled_matmul(ImageParam &A, ImageParam &B, int size, MatMulTiles tiles = {64, 16, 4, 8}) {
+  Var x("x"), y("y"), xi("xi"), yi("yi"), xii("xii"), yii("yii");
+  Func prod("prod"), out("matmul");
+  RDom r(0, size, "r");
+  prod(x, y) += A(x, r) * B(r, y);
+  out(x, y) = prod(x, y);
+  out.bound(x, 0, size).bound(y, 0, size).tile(x, y, xi, yi, tiles.blockX, tiles.blockY)
+      .tile(xi, yi, xii, yii, tiles.threadX, tiles.threadY).gpu_blocks(x, y).gpu_threads(xi, yi).unroll(xii).unroll(yii);
+  prod.compute_at(out, xi).vectorize(x).unroll(y).update().reorder(x, y, r).vectorize(x).unroll(y).unroll(r, 8);
+  A.in().compute_at(prod, r).vectorize(_0).unroll(_1);
+  B.in().compute_at(prod, r).vectorize(_0).unroll(_1);
+  return out;
+}
+
+/// The classic SGEMM: each thread's tile of out in registers for the whole of k (stored at the
+/// block loop, a slice a thread); each step of 8 along k stages the block's columns of A and rows
+/// of B in shared memory, loaded by all threads of the block, A 4 floats at a time.
+inline Func shared_staged_matmul(ImageParam &A, ImageParam &B, int size, MatMulTiles tiles = {64, 64, 4, 4}) {
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"), yr("yr");
+  Var ax("ax"), axo("axo"), axi("axi"), av("av"), by("by"), bv("bv");
+  RVar ro("ro"), ri("ri");
+  const int steps = 8, threadsX = tiles.blockX / tiles.threadX, threadsY = tiles.blockY / tiles.threadY;
+  Func prod("prod"), out("matmul");
+  RDom r(0, size, "r");
+  prod(x, y) += A(x, r) * B(r, y);
+  out(x, y) = prod(x, y);
+  out.bound(x, 0, size).bound(y, 0, size).tile(x, y, xo, yo, xi, yi, tiles.blockX, tiles.blockY)
+      .tile(xi, yi, tx, ty, xr, yr, tiles.threadX, tiles.threadY).gpu_blocks(xo, yo).gpu_threads(tx, ty)
+      .unroll(xr).unroll(yr);
+  prod.compute_at(out, xo).store_in(MemoryType::Register)
+      .tile(x, y, tx, ty, xr, yr, tiles.threadX, tiles.threadY).gpu_threads(tx, ty).unroll(xr).unroll(yr);
+  prod.update().tile(x, y, tx, ty, xr, yr, tiles.threadX, tiles.threadY).split(r, ro, ri, steps)
+      .reorder(xr, yr, ri, tx, ty, ro).gpu_threads(tx, ty).unroll(xr).unroll(yr).unroll(ri);
+  // A's slice: blockX columns by 8 rows of k, 4 columns at a time, each thread more where the
+  // block is wider than its threads.
+  Func a = A.in(), b = B.in();
+  a.compute_at(prod, ro).split(_0, ax, av, 4).vectorize(av);
+  if (tiles.blockX / 4 > threadsX)
+    a.split(ax, axo, axi, threadsX).reorder(av, axo, axi, _1).gpu_threads(axi, _1).unroll(axo);
+  else
+    a.gpu_threads(ax, _1);
+  // B's: 8 columns of k by blockY rows, the rows spread over the threads.
+  b.compute_at(prod, ro).split(_1, by, bv, tiles.blockY / threadsY).reorder(bv, _0, by).gpu_threads(_0, by).unroll(bv);
+  return out;
+}
+
+/// The blur by(x, y) of bx(x, y - 1 .. y + 1) as the hand-written CUDA one is built: each thread
+/// 4 columns by 16 rows, bx's 18 rows of 4 in registers; tiles shift inward at the edges.
+inline void schedule_register_strips(Func &bx, Func &by, const Var &x, const Var &y) {
+  Var xo("xo"), xv("xv"), yo("yo"), ys("ys"), xb("xb"), xt("xt"), yb("yb"), yt("yt");
+  const TailStrategy shift = TailStrategy::ShiftInward;
+  by.split(x, xo, xv, 4, shift).split(y, yo, ys, 16, shift).split(xo, xb, xt, 64, shift).split(yo, yb, yt, 4, shift)
+      .reorder(xv, ys, xt, yt, xb, yb).gpu_blocks(xb, yb).gpu_threads(xt, yt).unroll(ys).vectorize(xv);
+  bx.compute_at(by, xt).unroll(y).vectorize(x);
+}
+
+} // namespace ptxjit::test
+
+#endif
