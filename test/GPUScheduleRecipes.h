@@ -36,34 +36,33 @@ inline Func register_tiled_matmul(ImageParam &A, ImageParam &B, int size, MatMul
 }
 
 /// The classic SGEMM: each thread's tile of out in registers for the whole of k (stored at the
-/// block loop, a slice a thread); each step of 8 along k stages the block's columns of A and rows
-/// of B in shared memory, loaded by all threads of the block, A 4 floats at a time.
-inline Func shared_staged_matmul(ImageParam &A, ImageParam &B, int size, MatMulTiles tiles = {64, 64, 4, 4}) {
+/// block loop, a slice a thread); each step of `steps` along k stages the block's columns of A and
+/// rows of B in shared memory, 4 floats at a time, spread over all threads of the block.
+inline Func shared_staged_matmul(ImageParam &A, ImageParam &B, int size, MatMulTiles tiles = {64, 64, 4, 4},
+                                 int steps = 8) {
   Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi"), tx("tx"), ty("ty"), xr("xr"), yr("yr");
-  Var ax("ax"), axo("axo"), axi("axi"), av("av"), by("by"), bv("bv");
   RVar ro("ro"), ri("ri");
-  const int steps = 8, threadsX = tiles.blockX / tiles.threadX, threadsY = tiles.blockY / tiles.threadY;
+  const int threadsX = tiles.blockX / tiles.threadX, threadsY = tiles.blockY / tiles.threadY;
   Func prod("prod"), out("matmul");
   RDom r(0, size, "r");
   prod(x, y) += A(x, r) * B(r, y);
   out(x, y) = prod(x, y);
   out.bound(x, 0, size).bound(y, 0, size).tile(x, y, xo, yo, xi, yi, tiles.blockX, tiles.blockY)
       .tile(xi, yi, tx, ty, xr, yr, tiles.threadX, tiles.threadY).gpu_blocks(xo, yo).gpu_threads(tx, ty)
-      .unroll(xr).unroll(yr);
+      .vectorize(xr).unroll(yr);
   prod.compute_at(out, xo).store_in(MemoryType::Register)
       .tile(x, y, tx, ty, xr, yr, tiles.threadX, tiles.threadY).gpu_threads(tx, ty).unroll(xr).unroll(yr);
   prod.update().tile(x, y, tx, ty, xr, yr, tiles.threadX, tiles.threadY).split(r, ro, ri, steps)
       .reorder(xr, yr, ri, tx, ty, ro).gpu_threads(tx, ty).unroll(xr).unroll(yr).unroll(ri);
-  // A's slice: blockX columns by 8 rows of k, 4 columns at a time, each thread more where the
-  // block is wider than its threads.
-  Func a = A.in(), b = B.in();
-  a.compute_at(prod, ro).split(_0, ax, av, 4).vectorize(av);
-  if (tiles.blockX / 4 > threadsX)
-    a.split(ax, axo, axi, threadsX).reorder(av, axo, axi, _1).gpu_threads(axi, _1).unroll(axo);
-  else
-    a.gpu_threads(ax, _1);
-  // B's: 8 columns of k by blockY rows, the rows spread over the threads.
-  b.compute_at(prod, ro).split(_1, by, bv, tiles.blockY / threadsY).reorder(bv, _0, by).gpu_threads(_0, by).unroll(bv);
+  // A tile's vectors of 4, row after row, dealt to the block's threads in order: neighbouring
+  // threads load neighbouring vectors.
+  auto stage = [&](Func tile) {
+    Var c("c"), v("v"), f("f"), fo("fo"), fi("fi"), fx("fx"), fy("fy");
+    tile.compute_at(prod, ro).split(_0, c, v, 4).vectorize(v).fuse(c, _1, f).split(f, fo, fi, threadsX * threadsY)
+        .split(fi, fy, fx, threadsX).reorder(v, fx, fy, fo).gpu_threads(fx, fy).unroll(fo);
+  };
+  stage(A.in());
+  stage(B.in());
   return out;
 }
 

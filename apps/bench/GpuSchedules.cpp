@@ -134,12 +134,14 @@ std::string sgemm(BenchContext &uc, Cublas &cublas, int n, int reps) {
   }
   std::string variants;
   double bestMs = NAN;
-  const std::pair<test::MatMulTiles, bool> schedules[] = {
-      {{64, 16, 4, 8}, false}, {{64, 64, 4, 8}, false}, {{128, 32, 4, 8}, false}, {{128, 64, 8, 8}, false},
-      {{128, 128, 8, 8}, false}, {{64, 64, 4, 4}, true}, {{128, 64, 8, 4}, true}, {{128, 128, 8, 8}, true}};
-  for (const auto &[tiles, staged] : schedules) {
+  // Steps of k staged at a time in shared memory; 0: A and B read from global memory into registers.
+  const std::pair<test::MatMulTiles, int> schedules[] = {
+      {{64, 16, 4, 8}, 0},  {{64, 64, 4, 8}, 0},   {{128, 32, 4, 8}, 0},   {{128, 64, 8, 8}, 0},
+      {{128, 128, 8, 8}, 0}, {{64, 64, 4, 4}, 8},  {{64, 64, 4, 4}, 16},   {{128, 64, 8, 4}, 8},
+      {{128, 64, 8, 4}, 16}, {{128, 128, 8, 8}, 8}, {{128, 128, 8, 8}, 16}};
+  for (const auto &[tiles, steps] : schedules) {
     ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
-    Pipeline p(staged ? test::shared_staged_matmul(A, B, n, tiles) : test::register_tiled_matmul(A, B, n, tiles));
+    Pipeline p(steps ? test::shared_staged_matmul(A, B, n, tiles, steps) : test::register_tiled_matmul(A, B, n, tiles));
     p.compile_jit(Target("host-cuda"));
     A.set(a);
     B.set(b);
@@ -156,7 +158,7 @@ std::string sgemm(BenchContext &uc, Cublas &cublas, int n, int reps) {
         maxError = std::max(maxError, double(std::fabs(c.data()[i] - reference.data()[i])));
     }
     variants += std::string(variants.empty() ? "" : ", ") + "{\"tiles\": " + json_string(tiles.name()) +
-                ", \"shared_staged\": " + (staged ? "true" : "false") +
+                ", \"shared_staged_steps_of_k\": " + std::to_string(steps) +
                 ", \"ms\": " + json_number(ms) + ", \"tflops\": " + json_number(flops / (ms * 1e-3) / 1e12) +
                 ", \"fraction_of_cublas\": " + json_number(cublasMs / ms) + ", \"max_abs_difference_from_cublas\": " +
                 json_number(maxError) + ", \"kernels\": " + kernel_resources(ptxFor(p)) + "}";
