@@ -76,6 +76,16 @@ inline void schedule_register_strips(Func &bx, Func &by, const Var &x, const Var
   bx.compute_at(by, xt).unroll(y).vectorize(x);
 }
 
+/// The register-strip blur with blur_x's rows slid down the strip: each step of the strip
+/// computes one new row of 4, kept in a window of four rows of registers.
+inline void schedule_sliding_strips(Func &bx, Func &by, const Var &x, const Var &y) {
+  Var xo("xo"), xv("xv"), yo("yo"), ys("ys"), xb("xb"), xt("xt"), yb("yb"), yt("yt");
+  const TailStrategy shift = TailStrategy::ShiftInward;
+  by.split(x, xo, xv, 4, shift).split(y, yo, ys, 16, shift).split(xo, xb, xt, 64, shift).split(yo, yb, yt, 4, shift)
+      .reorder(xv, ys, xt, yt, xb, yb).gpu_blocks(xb, yb).gpu_threads(xt, yt).unroll(ys).vectorize(xv);
+  bx.store_at(by, xt).compute_at(by, ys).unroll(y).vectorize(x);
+}
+
 } // namespace ptxjit::test
 
 #endif

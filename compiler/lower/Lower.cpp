@@ -9,6 +9,7 @@
 #include "InjectHostDeviceCopies.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
+#include "SlidingWindow.h"
 #include "StorageFlattening.h"
 #include "UnrollLoops.h"
 #include "VectorizeLoops.h"
@@ -152,6 +153,7 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   check_gpu_schedules(s, target);
   if (target.has_gpu_feature())
     s = runPass("registers at block loops", debug, [&] { return gpu_register_slices(s); });
+  s = runPass("sliding window", debug, [&] { return sliding_window(s, env); });
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
   // Each output's buffers: one, or one for each value of a Tuple.
   std::vector<OutputBuffer> outputBuffers;

@@ -131,6 +131,23 @@ TEST_CASE("3x3 blur: inline, compute_root, compute_at", "[cpu][pipeline]") {
     b.bx.compute_at(b.by, b.y);
     checkBlur3x3(b.by, b.in, seed, 31, 40);
   }
+  SECTION("compute_at a row, store_root: a sliding window of rows") {
+    Blur3x3 b;
+    b.bx.compute_at(b.by, b.y).store_root();
+    checkBlur3x3(b.by, b.in, seed, 31, 40);
+    // Each row after the first computes only the one new row of blur_x it needs, into storage of
+    // four rows.
+    CHECK_THAT(Pipeline(b.by).lowered_stmt(Target("host")), Catch::Contains("let blur_x.s0.y.min = ((") && Catch::Contains(" + select((") &&
+                                                                 Catch::Contains("allocate blur_x[float32 * blur_y.extent.0 * 4]"));
+  }
+  SECTION("sliding inside strips of rows, each strip its own window, strips in parallel") {
+    Blur3x3 b;
+    Var yo("yo"), yi("yi");
+    b.by.split(b.y, yo, yi, 8, TailStrategy::GuardWithIf).parallel(yo).vectorize(b.x, 4);
+    b.bx.store_at(b.by, yo).compute_at(b.by, yi).vectorize(b.x, 4);
+    checkBlur3x3(b.by, b.in, seed, 45, 37); // the last strip has 5 rows
+    CHECK_THAT(Pipeline(b.by).lowered_stmt(Target("host")), Catch::Contains("let blur_x.s0.y.min = ((") && Catch::Contains(" + select(("));
+  }
   SECTION("compute_at a tile, store_root") {
     Blur3x3 b;
     b.by.tile(b.x, b.y, b.xi, b.yi, 16, 8);

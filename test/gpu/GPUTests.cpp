@@ -1898,7 +1898,8 @@ TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]"
   Func bx("blur_x"), by("blur_y");
   bx(x, y) = b.in(x - 1, y) + b.in(x, y) + b.in(x + 1, y);
   by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
-  schedule_register_strips(bx, by, x, y);
+  SECTION("all the strip's rows at once") { schedule_register_strips(bx, by, x, y); }
+  SECTION("slid down the strip in a window of four rows") { schedule_sliding_strips(bx, by, x, y); }
   Pipeline p = onGPU(by);
   // Whole tiles, and sizes whose last tiles shift inward over computed points.
   for (auto [w, h] : {std::pair{256, 64}, std::pair{300, 70}, std::pair{1000, 130}}) {

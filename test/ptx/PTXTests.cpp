@@ -719,6 +719,22 @@ TEST_CASE("A producer per thread over a strip of rows lives in registers", "[ptx
   checkRegistersOnly(ptx, "sm_90");
 }
 
+TEST_CASE("A producer slid down each thread's strip keeps a window of rows in registers", "[ptx]") {
+  Pipelines p;
+  Func bx("blur_x"), by("blur_y");
+  bx(p.x, p.y) = (p.in(p.x - 1, p.y) + p.in(p.x, p.y) + p.in(p.x + 1, p.y)) / 3.0f;
+  by(p.x, p.y) = (bx(p.x, p.y - 1) + bx(p.x, p.y) + bx(p.x, p.y + 1)) / 3.0f;
+  test::schedule_sliding_strips(bx, by, p.x, p.y);
+  Target target("host-cuda-cuda_capability_90");
+  CHECK_THAT(Pipeline(by).lowered_stmt(target), Catch::Contains("allocate blur_x[float32 * 4 * 4]"));
+  std::string ptx = Pipeline(by).compile_to_ptx(target);
+  CHECK_THAT(ptx, !Catch::Contains(".local"));
+  // Each of the strip's 18 rows of blur_x computed once: 2 additions a lane, as each output
+  // (some fused into a multiply-add).
+  CHECK(occurrences(ptx, "add.f32") + occurrences(ptx, "fma.rn.f32") == 18 * 4 * 2 + 16 * 4 * 2);
+  checkRegistersOnly(ptx, "sm_90");
+}
+
 TEST_CASE("Shared tiles 32 banks wide get rows one element longer", "[ptx]") {
   Pipelines p;
   Func t("t");

@@ -1,0 +1,325 @@
+#include "SlidingWindow.h"
+
+#include "ir/Constants.h"
+#include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "lang/Function.h"
+
+#include <optional>
+#include <set>
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+namespace {
+
+// Saves a name's entry in a map and restores it when the scope ends.
+class ScopedLet {
+public:
+  ScopedLet(std::map<std::string, Expr> &map, const std::string &name) : Map(map), Name(name) {
+    if (auto it = map.find(name); it != map.end())
+      Saved = it->second;
+  }
+  ~ScopedLet() {
+    if (Saved)
+      Map[Name] = *Saved;
+    else
+      Map.erase(Name);
+  }
+
+private:
+  std::map<std::string, Expr> &Map;
+  std::string Name;
+  std::optional<Expr> Saved;
+};
+
+std::string boundName(const std::string &func, const std::string &dim, const char *end) {
+  return func + ".s0." + dim + "." + end;
+}
+
+// How many times `s` computes `func`.
+int producersOf(const Stmt &s, const std::string &func) {
+  struct Counter : IRVisitor {
+    const std::string &Func;
+    int Count = 0;
+    explicit Counter(const std::string &f) : Func(f) {}
+    using IRVisitor::visit;
+    void visit(const ProducerConsumer *op) override {
+      Count += op->is_producer && op->name == Func;
+      IRVisitor::visit(op);
+    }
+  } counter(func);
+  s.accept(&counter);
+  return counter.Count;
+}
+
+class Slider : public IRMutator {
+public:
+  explicit Slider(const Environment &env) : Env(env) {}
+
+private:
+  struct Loop {
+    std::string name;
+    ForType type;
+    Expr min; // written out
+  };
+  const Environment &Env;
+  std::map<std::string, Expr> LetValues; // the lets around the code, written out (size-limited)
+  std::vector<Loop> Loops;               // around the code, outermost first
+  // The conditions around the code, written out, each with the number of loops around it.
+  std::vector<std::pair<size_t, Expr>> Conditions;
+  std::map<std::string, size_t> Realized; // Funcs realized around the code: the loops around their storage
+  std::set<std::string> ComputedOnce;     // of those, the ones computed in one place only
+  struct Slide {
+    std::string loop;
+    size_t dim;
+    int64_t window; // the most of the dimension one iteration needs
+  };
+  std::map<std::string, Slide> Slid; // Funcs slid inside the Realize being mutated
+
+  using IRMutator::visit;
+
+  Expr expand(const Expr &e) const { return substitute(LetValues, e); }
+
+  Stmt visit(const Realize *op) override {
+    auto saved = Realized.find(op->name) != Realized.end() ? std::optional<size_t>(Realized[op->name]) : std::nullopt;
+    Realized[op->name] = Loops.size();
+    const bool once = producersOf(op->body, op->name) == 1, savedOnce = ComputedOnce.count(op->name) > 0;
+    if (once)
+      ComputedOnce.insert(op->name);
+    else
+      ComputedOnce.erase(op->name);
+    Stmt result = IRMutator::visit(op);
+    if (auto slid = Slid.find(op->name); slid != Slid.end()) {
+      result = fold(result.as<Realize>(), slid->second);
+      Slid.erase(slid);
+    }
+    if (saved)
+      Realized[op->name] = *saved;
+    else
+      Realized.erase(op->name);
+    if (savedOnce)
+      ComputedOnce.insert(op->name);
+    else
+      ComputedOnce.erase(op->name);
+    return result;
+  }
+
+  Stmt visit(const For *op) override {
+    Expr min = mutate(op->min), extent = mutate(op->extent);
+    ScopedLet shadowed(LetValues, op->name);
+    LetValues.erase(op->name);
+    Loops.push_back({op->name, op->for_type, expand(op->min)});
+    Stmt body = mutate(op->body);
+    Loops.pop_back();
+    return For::make(op->name, min, extent, op->for_type, body);
+  }
+
+  Stmt visit(const IfThenElse *op) override {
+    Expr condition = mutate(op->condition);
+    Conditions.emplace_back(Loops.size(), expand(op->condition));
+    Stmt thenCase = mutate(op->then_case);
+    Conditions.back().second = Not::make(Conditions.back().second);
+    Stmt elseCase = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+    Conditions.pop_back();
+    return IfThenElse::make(condition, thenCase, elseCase);
+  }
+
+  Stmt visit(const LetStmt *op) override {
+    if (Stmt slid = slideAt(op); slid.defined())
+      return slid;
+    Expr value = mutate(op->value);
+    ScopedLet entry(LetValues, op->name);
+    Expr expanded = expand(op->value);
+    if (has_more_nodes_than(expanded, MaxExpandedLetNodes))
+      LetValues.erase(op->name);
+    else
+      LetValues[op->name] = expanded;
+    Stmt body = mutate(op->body);
+    return LetStmt::make(op->name, value, body);
+  }
+
+  // Storage folding: a Func slid along a dimension and used only inside the loop it slides over
+  // needs only the window of that dimension one iteration uses; rows older than the window are
+  // never read again. It is stored modulo a power of two no smaller than the window.
+  static Stmt fold(const Realize *op, const Slide &slide) {
+    int64_t folded = 1;
+    while (folded < slide.window)
+      folded *= 2;
+    auto extent = as_const_int(op->bounds[slide.dim].extent);
+    if ((extent && *extent <= folded) || accessedOutside(op->body, op->name, slide.loop))
+      return Stmt(op);
+    Region bounds = op->bounds;
+    bounds[slide.dim].extent = make_const(Int(32), folded);
+    Stmt body = FoldAccesses(op->name, slide.dim, bounds[slide.dim].min, make_const(Int(32), folded)).mutate(op->body);
+    return Realize::make(op->name, op->types, bounds, body, op->memory);
+  }
+
+  // Whether `s` reads or writes `func` outside the loop named `loop`.
+  static bool accessedOutside(const Stmt &s, const std::string &func, const std::string &loop) {
+    struct Finder : IRVisitor {
+      const std::string &Func, &Loop;
+      int Inside = 0;
+      bool Outside = false;
+      Finder(const std::string &f, const std::string &l) : Func(f), Loop(l) {}
+      using IRVisitor::visit;
+      void visit(const For *op) override {
+        Inside += op->name == Loop;
+        IRVisitor::visit(op);
+        Inside -= op->name == Loop;
+      }
+      void visit(const Provide *op) override {
+        Outside = Outside || (op->name == Func && Inside == 0);
+        IRVisitor::visit(op);
+      }
+      void visit(const Call *op) override {
+        Outside = Outside || (op->call_type == Call::Halide && op->name == Func && Inside == 0);
+        IRVisitor::visit(op);
+      }
+    } finder(func, loop);
+    s.accept(&finder);
+    return finder.Outside;
+  }
+
+  class FoldAccesses : public IRMutator {
+  public:
+    FoldAccesses(const std::string &func, size_t dim, Expr min, Expr modulus)
+        : Func(func), Dim(dim), Min(std::move(min)), Modulus(std::move(modulus)) {}
+
+  private:
+    const std::string &Func;
+    size_t Dim;
+    Expr Min, Modulus;
+    using IRMutator::visit;
+    // Counted from the storage's min: where each iteration's window starts a constant away from
+    // it (an unrolled strip of rows), the folded indices are constants too (registers on a GPU).
+    std::vector<Expr> folded(std::vector<Expr> args) {
+      for (Expr &a : args)
+        a = mutate(a);
+      args[Dim] = Add::make(Min, Mod::make(Sub::make(args[Dim], Min), Modulus));
+      return args;
+    }
+    Stmt visit(const Provide *op) override {
+      if (op->name != Func)
+        return IRMutator::visit(op);
+      std::vector<Expr> values;
+      for (const Expr &v : op->values)
+        values.push_back(mutate(v));
+      return Provide::make(op->name, values, folded(op->args), op->atomic);
+    }
+    Expr visit(const Call *op) override {
+      if (op->call_type != Call::Halide || op->name != Func)
+        return IRMutator::visit(op);
+      return Call::make(op->type, op->name, folded(op->args), op->call_type, op->func, op->param, op->value_index);
+    }
+  };
+
+  // Whether `e` never decreases as `v` counts up.
+  static bool nonDecreasing(const Expr &e, const std::string &v) {
+    Expr before = substitute(v, Sub::make(Variable::make(Int(32), v), make_one(Int(32))), e);
+    return can_prove(GE::make(e, before));
+  }
+
+  // Whether `condition`, once false as `v` counts up, stays false.
+  static bool staysFalse(const Expr &condition, const std::string &v) {
+    if (!uses_variable(condition, v))
+      return true;
+    if (const auto *a = condition.as<And>())
+      return staysFalse(a->a, v) && staysFalse(a->b, v);
+    auto bounded = [&](const Expr &rising, const Expr &limit) {
+      return !uses_variable(limit, v) && nonDecreasing(rising, v);
+    };
+    if (const auto *c = condition.as<LE>())
+      return bounded(c->a, c->b);
+    if (const auto *c = condition.as<LT>())
+      return bounded(c->a, c->b);
+    return false;
+  }
+
+  // At the first of the lets that bound a Func's computation, where it can slide: the lets again
+  // with the sliding dimension's start moved past what the iteration before computed.
+  Stmt slideAt(const LetStmt *first) {
+    const std::string func = first->name.substr(0, first->name.find(".s0."));
+    auto f = Env.find(func);
+    auto realized = Realized.find(func);
+    if (f == Env.end() || realized == Realized.end() || !ComputedOnce.count(func) || !f->second->updates.empty() ||
+        !f->second->init.specializations.empty() || first->name != boundName(func, f->second->args[0], "min"))
+      return Stmt();
+    // The lets of the region, in order, then the computation.
+    std::vector<const LetStmt *> chain;
+    Stmt rest = Stmt(first);
+    std::map<std::string, Expr> written = LetValues, original;
+    while (const auto *let = rest.as<LetStmt>()) {
+      if (let->name.rfind(func + ".s0.", 0) != 0)
+        break;
+      chain.push_back(let);
+      original[let->name] = let->value;
+      written[let->name] = substitute(written, let->value);
+      rest = let->body;
+    }
+    // The computation, followed by its use.
+    const auto *produce = rest.as<Block>() ? rest.as<Block>()->first.as<ProducerConsumer>() : rest.as<ProducerConsumer>();
+    const std::vector<std::string> &dims = f->second->args;
+    if (!produce || !produce->is_producer || produce->name != func || Loops.size() <= realized->second)
+      return Stmt();
+    for (const std::string &d : dims)
+      if (!original.count(boundName(func, d, "min")) || !original.count(boundName(func, d, "max")))
+        return Stmt();
+    for (size_t i = realized->second; i < Loops.size(); ++i)
+      if (Loops[i].type != ForType::Serial && Loops[i].type != ForType::Unrolled)
+        return Stmt();
+    const Loop &loop = Loops.back();
+    for (const auto &[depth, condition] : Conditions)
+      if (depth == Loops.size() && !staysFalse(condition, loop.name))
+        return Stmt();
+    // The dimension whose region moves with the loop; the first when none does.
+    std::optional<size_t> sliding;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      Expr min = written[boundName(func, dims[d], "min")], max = written[boundName(func, dims[d], "max")];
+      if (!uses_variable(min, loop.name) && !uses_variable(max, loop.name))
+        continue;
+      if (sliding || !nonDecreasing(min, loop.name))
+        return Stmt();
+      sliding = d;
+    }
+    const size_t d = sliding.value_or(0);
+    const std::string minName = boundName(func, dims[d], "min");
+    Expr max = written[boundName(func, dims[d], "max")];
+    if (sliding)
+      if (auto window = constant_upper_bound(simplify_for_bounds(Sub::make(max, written[minName]))))
+        Slid[func] = {loop.name, d, *window + 1};
+    Expr v = Variable::make(Int(32), loop.name);
+    Expr previousMax = simplify(substitute(loop.name, Sub::make(v, make_one(Int(32))), max));
+    // The unslid start plus how far past it the iteration before reached: written so that the
+    // extent (max - min + 1) keeps max - unslid, which cancels to a constant bound.
+    Expr unslid = Variable::make(Int(32), minName + ".unslid"), zero = make_zero(Int(32));
+    Expr slidMin = Add::make(unslid, Select::make(GT::make(v, loop.min),
+                                                  Max::make(Sub::make(Add::make(previousMax, make_one(Int(32))), unslid), zero),
+                                                  zero));
+    // The lets again, the sliding start named after its unslid value; the computation as before.
+    std::map<std::string, Expr> outerLets = LetValues;
+    for (const LetStmt *let : chain)
+      if (let->name != minName && !has_more_nodes_than(written[let->name], MaxExpandedLetNodes))
+        LetValues[let->name] = written[let->name];
+    LetValues.erase(minName);
+    Stmt body = mutate(rest);
+    LetValues = std::move(outerLets);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const LetStmt *let = *it;
+      if (let->name == minName)
+        body = LetStmt::make(minName + ".unslid", let->value, LetStmt::make(minName, slidMin, body));
+      else
+        body = LetStmt::make(let->name, let->value, body);
+    }
+    return body;
+  }
+};
+
+} // namespace
+
+Stmt sliding_window(const Stmt &s, const Environment &env) { return Slider(env).mutate(s); }
+
+} // namespace ptxjit::lower
