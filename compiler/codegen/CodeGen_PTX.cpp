@@ -281,15 +281,15 @@ void CodeGen_PTX::visit(const Allocate *op) {
   pop(op->name);
 }
 
-// Threads hand shared data to each other: all of a producer's writes land before any thread
-// reads them, and inside a loop, all reads end before the next iteration writes again.
+// Threads hand a block's data to each other: all of a producer's writes land before any thread
+// reads them, and inside a loop, all reads end before the next iteration writes again. A Func
+// computed at block level is the block's (shared memory, or its slice of device memory) unless
+// each thread keeps its own slice in registers.
 void CodeGen_PTX::visit(const ProducerConsumer *op) {
   codegen(op->body);
   if (ThreadDepth > 0)
     return;
-  bool shared = std::any_of(Closure->shared.begin(), Closure->shared.end(),
-                            [&](const SharedAllocation &s) { return s.name == op->name; });
-  if (shared && (op->is_producer || BlockSerialDepth > 0))
+  if (!Closure->registers.count(op->name) && (op->is_producer || BlockSerialDepth > 0))
     barrier();
 }
 

@@ -41,9 +41,9 @@ private:
     ThreadDepth -= op->for_type == ForType::GPUThread;
   }
 
-  // Inside a kernel, a Func stored at a gpu_blocks loop lives in shared memory, or in registers
-  // where asked (each thread its own slice); one stored inside gpu_threads loops in each
-  // thread's registers.
+  // Inside a kernel, a Func stored at a gpu_blocks loop lives in shared memory, or where asked in
+  // registers (each thread its own slice) or device memory (each block its own slice); one
+  // stored inside gpu_threads loops in each thread's registers.
   void visit(const Realize *op) override {
     MemoryType m = op->memory;
     auto reject = [&](const std::string &why) {
@@ -52,9 +52,6 @@ private:
     if (ThreadDepth > 0 && m != MemoryType::Auto && m != MemoryType::Register)
       reject(std::string(m == MemoryType::GPUShared ? "shared memory" : "the heap") +
              " but computed inside a gpu_threads loop, where only registers can hold it");
-    if (ThreadDepth == 0 && BlockDepth > 0 && m == MemoryType::Heap)
-      reject("the heap but computed at a gpu_blocks loop, where shared memory or registers (each thread its own "
-             "slice) hold it");
     if (BlockDepth == 0 && (m == MemoryType::GPUShared || m == MemoryType::Register))
       reject(std::string(m == MemoryType::Register ? "registers" : "shared memory") +
              " but computed outside any GPU kernel; compute it at a gpu_blocks or gpu_threads loop");

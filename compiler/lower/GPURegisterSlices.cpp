@@ -242,13 +242,15 @@ private:
     return result;
   }
 
+  // The loop's variable under a name of its own (a split's let may rebind the loop's name).
   Stmt visit(const For *op) override {
     if (op->for_type != ForType::GPUThread)
       return IRMutator::visit(op);
-    const std::string index = threadIndex(Dims.at(op->name)).as<Variable>()->name;
+    const std::string index = threadIndex(Dims.at(op->name)).as<Variable>()->name, alias = op->name + ".thread_index";
     ScopedEntry<Expr> entry(ThreadIndices, index);
-    ThreadIndices[index] = Sub::make(Variable::make(Int(32), op->name), op->min);
-    return IRMutator::visit(op);
+    ThreadIndices[index] = Sub::make(Variable::make(Int(32), alias), op->min);
+    Stmt body = LetStmt::make(alias, Variable::make(Int(32), op->name), mutate(op->body));
+    return For::make(op->name, op->min, op->extent, op->for_type, body);
   }
 
   Stmt visit(const Realize *op) override { return op->name == Func ? Stmt(op) : IRMutator::visit(op); }

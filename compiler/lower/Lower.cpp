@@ -4,6 +4,7 @@
 #include "CheckGPUSchedules.h"
 #include "CheckUpdateLoops.h"
 #include "FuncValueBounds.h"
+#include "GPUBlockHeapSlices.h"
 #include "GPURegisterSlices.h"
 #include "GPUSingleThreadSections.h"
 #include "InjectHostDeviceCopies.h"
@@ -153,6 +154,8 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   check_gpu_schedules(s, target);
   if (target.has_gpu_feature())
     s = runPass("registers at block loops", debug, [&] { return gpu_register_slices(s); });
+  if (target.has_gpu_feature())
+    s = runPass("heap at block loops", debug, [&] { return gpu_block_heap_slices(s); });
   s = runPass("sliding window", debug, [&] { return sliding_window(s, env); });
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
   // Each output's buffers: one, or one for each value of a Tuple.

@@ -1840,6 +1840,25 @@ TEST_CASE("A constant shared tile above 48 KiB opts in to the device's larger li
   check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f + input(c[0], c[1] + 400) * 2.0f; });
 }
 
+TEST_CASE("A tile on the heap at a block loop: each block its own slice of device memory", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func g("g"), f("f");
+  g(x, y) = in(x, y) * 2.0f;
+  f(x, y) = g(x, y) + g(x + 1, y) * 3.0f;
+  f.gpu_tile(x, y, xi, yi, 32, 8);
+  g.compute_at(f, x).gpu_threads(x, y).store_in(MemoryType::Heap);
+  Buffer<float> input(301, 77);
+  fill_random(input, seed);
+  in.set(input);
+  Buffer<float> out = onGPU(f).realize<float>({300, 77});
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f + input(c[0] + 1, c[1]) * 2.0f * 3.0f; });
+}
+
 TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();

@@ -279,8 +279,6 @@ TEST_CASE("Bad GPU schedules are CompileErrors naming the Func and the reason", 
     g.compute_at(f, p.xi).store_in(MemoryType::GPUShared);
     CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda),
                       Catch::Contains("Func g is stored in shared memory but computed inside a gpu_threads loop"));
-    g.compute_at(f, p.x).gpu_threads(p.x, p.y).store_in(MemoryType::Heap);
-    CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("Func g is stored in the heap but computed at a gpu_blocks loop"));
     Func h("h"), k("k");
     h(p.x, p.y) = p.in(p.x, p.y);
     k(p.x, p.y) = h(p.x, p.y);
@@ -702,6 +700,33 @@ TEST_CASE("Registers at a block loop refuse slices threads would share", "[ptx]"
     // Thread xs computes columns xs and xs + 16: its slice would span the 15 columns between.
     g.compute_at(f, p.x).split(p.x, xo, xs, 16).gpu_threads(xs, p.y).store_in(MemoryType::Register);
     CHECK_THROWS_WITH(Pipeline(f).compile_jit(cuda), Catch::Contains("the slices of different threads overlap"));
+  }
+}
+
+TEST_CASE("The heap at a block loop: each block a slice of one device allocation", "[ptx]") {
+  Pipelines p;
+  Target cuda("host-cuda-cuda_capability_80");
+  Func g("g"), f("f");
+  g(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+  f(p.x, p.y) = g(p.x, p.y) + g(p.x + 1, p.y);
+  f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+  g.compute_at(f, p.x).gpu_threads(p.x, p.y).store_in(MemoryType::Heap);
+  // g's 33x8 tile for each of the grid's blocks, allocated around the kernel.
+  std::string stmt = Pipeline(f).lowered_stmt(cuda);
+  CHECK_THAT(stmt, Catch::Contains("allocate g in heap on device[float32 * 33 * 8 * "));
+  std::string ptx = Pipeline(f).compile_to_ptx(cuda);
+  CHECK_THAT(ptx, !Catch::Contains(".shared"));
+  CHECK_THAT(ptx, Catch::Contains("bar.sync"));
+  CHECK(assemble(ptx, "sm_80").empty());
+  SECTION("not at an outer block loop, where blocks would share it") {
+    Var xo("xo"), yo("yo");
+    Func h("h"), k("k");
+    h(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    k(p.x, p.y) = h(p.x, p.y) + h(p.x + 1, p.y);
+    k.gpu_tile(p.x, p.y, xo, yo, p.xi, p.yi, 32, 8);
+    h.compute_at(k, yo).gpu_threads(p.x, p.y).store_in(MemoryType::Heap);
+    CHECK_THROWS_WITH(Pipeline(k).compile_jit(cuda), Catch::Contains("Func h is stored in the heap at gpu_blocks loop") &&
+                                                         Catch::Contains("blocks would share it"));
   }
 }
 

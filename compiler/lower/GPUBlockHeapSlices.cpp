@@ -1,0 +1,178 @@
+#include "GPUBlockHeapSlices.h"
+
+#include "ir/Constants.h"
+#include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+
+#include <optional>
+
+namespace ptxjit::lower {
+
+using namespace ir;
+
+namespace {
+
+std::string blockIndexName(const std::string &loop) { return loop + ".block_index"; }
+
+int blockLoopsIn(const Stmt &s) {
+  struct Counter : IRVisitor {
+    int Count = 0;
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+      Count += op->for_type == ForType::GPUBlock;
+      IRVisitor::visit(op);
+    }
+  } counter;
+  s.accept(&counter);
+  return counter.Count;
+}
+
+// Each access of the Func moved to its block's slice: the indices from the tile's min, the
+// block's linear index last.
+class SliceAccesses : public IRMutator {
+public:
+  SliceAccesses(const std::string &func, const Region &tile, Expr block)
+      : Func(func), Tile(tile), Block(std::move(block)) {}
+
+private:
+  const std::string &Func;
+  const Region &Tile;
+  Expr Block;
+
+  using IRMutator::visit;
+
+  std::vector<Expr> sliced(const std::vector<Expr> &args) {
+    std::vector<Expr> result;
+    for (size_t d = 0; d < args.size(); ++d)
+      result.push_back(Sub::make(mutate(args[d]), Tile[d].min));
+    result.push_back(Block);
+    return result;
+  }
+  Stmt visit(const Provide *op) override {
+    if (op->name != Func)
+      return IRMutator::visit(op);
+    std::vector<Expr> values;
+    for (const Expr &v : op->values)
+      values.push_back(mutate(v));
+    return Provide::make(op->name, values, sliced(op->args), op->atomic);
+  }
+  Expr visit(const Call *op) override {
+    if (op->call_type != Call::Halide || op->name != Func)
+      return IRMutator::visit(op);
+    return Call::make(op->type, op->name, sliced(op->args), op->call_type, op->func, op->param, op->value_index);
+  }
+  Stmt visit(const Realize *op) override { return op->name == Func ? Stmt(op) : IRMutator::visit(op); }
+};
+
+class BlockHeapSlices : public IRMutator {
+  struct BlockLoop {
+    std::string name;
+    Expr min, extent; // written out in names outside the kernel
+  };
+  struct Hoisted {
+    std::string name;
+    std::vector<Type> types;
+    std::vector<int64_t> extents;
+  };
+  std::map<std::string, Expr> LetValues; // the lets around the code, written out (size-limited)
+  std::vector<BlockLoop> Blocks;         // the block loops around the code, outermost first
+  int KernelBlockLoops = 0, ThreadDepth = 0;
+  std::vector<Hoisted> Slices; // of the kernel being mutated
+  Expr GridSize;               // its number of blocks, in names outside it
+
+  using IRMutator::visit;
+
+  Expr expand(const Expr &e) const { return substitute(LetValues, e); }
+
+  Stmt visit(const LetStmt *op) override {
+    std::optional<Expr> saved;
+    if (auto it = LetValues.find(op->name); it != LetValues.end())
+      saved = it->second;
+    Expr value = expand(op->value);
+    if (has_more_nodes_than(value, MaxExpandedLetNodes))
+      LetValues.erase(op->name);
+    else
+      LetValues[op->name] = value;
+    Stmt result = IRMutator::visit(op);
+    if (saved)
+      LetValues[op->name] = *saved;
+    else
+      LetValues.erase(op->name);
+    return result;
+  }
+
+  Stmt visit(const For *op) override {
+    std::optional<Expr> saved;
+    if (auto it = LetValues.find(op->name); it != LetValues.end())
+      saved = it->second;
+    LetValues.erase(op->name);
+    const bool kernel = op->for_type == ForType::GPUBlock && Blocks.empty();
+    if (kernel) {
+      KernelBlockLoops = blockLoopsIn(Stmt(op));
+      Slices.clear();
+    }
+    if (op->for_type == ForType::GPUBlock)
+      Blocks.push_back({op->name, expand(op->min), expand(op->extent)});
+    ThreadDepth += op->for_type == ForType::GPUThread;
+    Stmt result = IRMutator::visit(op);
+    ThreadDepth -= op->for_type == ForType::GPUThread;
+    // The block's index under a name of its own: a split's let may rebind the loop's name.
+    if (op->for_type == ForType::GPUBlock) {
+      const auto *loop = result.as<For>();
+      result = For::make(loop->name, loop->min, loop->extent, loop->for_type,
+                         LetStmt::make(blockIndexName(op->name), Variable::make(Int(32), op->name), loop->body));
+    }
+    if (op->for_type == ForType::GPUBlock)
+      Blocks.pop_back();
+    if (saved)
+      LetValues[op->name] = *saved;
+    if (!kernel)
+      return result;
+    // The slices of every block, around the kernel: the grid's size, from its loops' extents.
+    for (const Hoisted &h : Slices) {
+      Region bounds;
+      for (int64_t e : h.extents)
+        bounds.push_back({make_zero(Int(32)), make_const(Int(32), e)});
+      bounds.push_back({make_zero(Int(32)), GridSize});
+      result = Realize::make(h.name, h.types, bounds, result, MemoryType::Heap);
+    }
+    Slices.clear();
+    return result;
+  }
+
+  Stmt visit(const Realize *op) override {
+    if (Blocks.empty() || ThreadDepth > 0 || op->memory != MemoryType::Heap)
+      return IRMutator::visit(op);
+    if (static_cast<int>(Blocks.size()) != KernelBlockLoops)
+      throw CompileError("Func " + op->name + " is stored in the heap at gpu_blocks loop " + Blocks.back().name +
+                         ", outside the kernel's inner block loops: blocks would share it; store it at the "
+                         "innermost gpu_blocks loop");
+    Hoisted h{op->name, op->types, {}};
+    for (const Range &r : op->bounds) {
+      auto bound = constant_upper_bound(simplify_for_bounds(expand(r.extent)));
+      if (!bound)
+        throw CompileError("Func " + op->name + " is stored in the heap at a gpu_blocks loop, where each block takes "
+                           "a slice of one allocation, but its extent " + to_string(r.extent) +
+                           " has no constant bound; split the loops by constant factors (e.g. gpu_tile)");
+      h.extents.push_back(std::max<int64_t>(*bound, 1));
+    }
+    // The block's linear index, x fastest: the innermost block loop varies fastest.
+    Expr block = make_zero(Int(32)), stride = make_one(Int(32));
+    for (auto it = Blocks.rbegin(); it != Blocks.rend(); ++it) {
+      block = Add::make(block, Mul::make(Sub::make(Variable::make(Int(32), blockIndexName(it->name)), it->min), stride));
+      stride = Mul::make(stride, it->extent);
+    }
+    GridSize = simplify(stride);
+    Slices.push_back(h);
+    return mutate(SliceAccesses(op->name, op->bounds, simplify(block)).mutate(op->body));
+  }
+};
+
+} // namespace
+
+Stmt gpu_block_heap_slices(const Stmt &s) { return BlockHeapSlices().mutate(s); }
+
+} // namespace ptxjit::lower
