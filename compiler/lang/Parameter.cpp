@@ -2,11 +2,13 @@
 
 #include "ir/IR.h"
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "lang/Function.h"
 #include "lang/ImplicitVars.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
 #include "ptxjit/Param.h"
+#include "ptxjit/RuntimeError.h"
 
 #include <cstring>
 #include <mutex>
@@ -62,6 +64,12 @@ void ImageParam::set(const RawBuffer &buffer) {
   if (buffer.dimensions() != Contents->dimensions)
     throw CompileError("ImageParam " + name() + " has " + std::to_string(Contents->dimensions) +
                        " dimensions but the buffer given has " + std::to_string(buffer.dimensions()));
+  if (Contents->host_alignment > 0 && buffer.host_bytes() &&
+      reinterpret_cast<uintptr_t>(buffer.host_bytes()) % static_cast<uintptr_t>(Contents->host_alignment) != 0)
+    throw RuntimeError("ImageParam " + name() + " requires host memory aligned to " +
+                       std::to_string(Contents->host_alignment) + " bytes, but the buffer given starts at " +
+                       std::to_string(reinterpret_cast<uintptr_t>(buffer.host_bytes()) % Contents->host_alignment) +
+                       " past such a boundary");
   Contents->buffer = buffer;
 }
 
@@ -81,6 +89,70 @@ Expr ImageParam::extent(int d) const {
     throw CompileError("ImageParam " + name() + " has no dimension " + std::to_string(d));
   return ir::Variable::make(Int(32), buffer_field_name(name(), "extent", d), Contents);
 }
+
+Dimension ImageParam::dim(int d) const {
+  if (!Contents)
+    throw CompileError("dim() of an uninitialized ImageParam");
+  if (d < 0 || d >= dimensions())
+    throw CompileError("ImageParam " + name() + " has no dimension " + std::to_string(d));
+  return Dimension(Contents, d);
+}
+
+ImageParam &ImageParam::set_host_alignment(int bytes) {
+  if (bytes <= 0 || (bytes & (bytes - 1)) != 0)
+    throw CompileError("ImageParam " + name() + ": set_host_alignment(" + std::to_string(bytes) +
+                       "): the alignment must be a power of two");
+  Contents->host_alignment = bytes;
+  return *this;
+}
+
+Expr Dimension::field(const char *name) const {
+  return ir::Variable::make(Int(32), buffer_field_name(Contents->name, name, D), Contents);
+}
+Expr Dimension::min() const { return field("min"); }
+Expr Dimension::extent() const { return field("extent"); }
+Expr Dimension::max() const { return min() + extent() - 1; }
+Expr Dimension::stride() const { return field("stride"); }
+Dimension Dimension::dim(int d) const {
+  if (d < 0 || d >= Contents->dimensions)
+    throw CompileError("ImageParam " + Contents->name + " has no dimension " + std::to_string(d));
+  return Dimension(Contents, d);
+}
+
+Dimension &Dimension::constrain(const char *field, Expr value) {
+  const std::string what = "ImageParam " + Contents->name + ".dim(" + std::to_string(D) + ").set_" + field;
+  if (!value.defined() || !value.type().is_scalar() || value.type().is_float() || value.type().is_bool())
+    throw CompileError(what + ": the value must be an integer expression");
+  struct Check : ir::IRVisitor {
+    std::string Problem;
+    using ir::IRVisitor::visit;
+    void visit(const ir::Call *op) override {
+      if (op->call_type == ir::Call::Halide || op->call_type == ir::Call::Image)
+        Problem = "it reads " + op->name;
+      ir::IRVisitor::visit(op);
+    }
+    void visit(const ir::Variable *op) override {
+      if (!op->param)
+        Problem = "it uses " + op->name + ", which is not a Param";
+    }
+  } check;
+  value.accept(&check);
+  if (!check.Problem.empty())
+    throw CompileError(what + ": a constraint is a value of Params and constants, but " + check.Problem);
+  if (Contents->constraints.size() < static_cast<size_t>(Contents->dimensions))
+    Contents->constraints.resize(Contents->dimensions);
+  DimensionConstraint &c = Contents->constraints[D];
+  (std::string(field) == "min" ? c.min : std::string(field) == "extent" ? c.extent : c.stride) = cast(Int(32), value);
+  return *this;
+}
+Dimension &Dimension::set_min(Expr min) { return constrain("min", std::move(min)); }
+Dimension &Dimension::set_extent(Expr extent) { return constrain("extent", std::move(extent)); }
+Dimension &Dimension::set_bounds(Expr min, Expr extent) {
+  constrain("min", std::move(min));
+  return constrain("extent", std::move(extent));
+}
+Dimension &Dimension::set_stride(Expr stride) { return constrain("stride", std::move(stride)); }
+Dimension &Dimension::set_estimate(Expr, Expr) { return *this; }
 
 namespace {
 

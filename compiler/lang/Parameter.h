@@ -5,16 +5,23 @@
 // bound for the next realize. Values are read at realize; only name and type affect the code.
 
 #include "ptxjit/Buffer.h"
+#include "ptxjit/Expr.h"
 #include "ptxjit/Type.h"
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ptxjit {
 
 struct FunctionContents;
+
+/// What ImageParam::dim(d) constrains a buffer input's dimension to: undefined where free.
+struct DimensionConstraint {
+  Expr min, extent, stride;
+};
 
 struct ParameterContents {
   std::string name;
@@ -24,6 +31,10 @@ struct ParameterContents {
   /// Scalar value bits (little end first), for Params.
   uint64_t scalar_bits = 0;
   RawBuffer buffer;
+  /// For buffers: one for each dimension.
+  std::vector<DimensionConstraint> constraints;
+  /// For buffers: what the host pointer must be a multiple of (0: any).
+  int host_alignment = 0;
   /// Wrappers made by ImageParam::in (see FunctionContents::wrappers).
   std::map<std::string, std::shared_ptr<FunctionContents>> wrappers;
 };

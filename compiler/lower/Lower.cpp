@@ -1,6 +1,7 @@
 #include "Lower.h"
 
 #include "AddImageChecks.h"
+#include "BufferConstraints.h"
 #include "CheckGPUSchedules.h"
 #include "CheckUpdateLoops.h"
 #include "FuncValueBounds.h"
@@ -178,6 +179,8 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
               [&] { return checks ? add_image_checks(s, outputBuffers, images, funcValues) : s; });
   s = runPass("simplify", debug, [&] { return simplify(s); });
   s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts); });
+  // After flattening, which writes the indices that use the constrained fields.
+  s = runPass("buffer constraints", debug, [&] { return constrain_buffers(s, images, checks); });
   s = runPass("simplify", debug, [&] { return simplify(s); });
   BufferSides sides;
   if (target.has_gpu_feature())

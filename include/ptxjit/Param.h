@@ -47,6 +47,35 @@ private:
   std::shared_ptr<ParameterContents> Contents;
 };
 
+/// One dimension of an ImageParam (Halide's Dimension): its values at realize as expressions,
+/// and constraints on them. A constraint (an integer expression of Params and constants) is
+/// checked at realize, a RuntimeError naming the input, the dimension and both values where the
+/// buffer does not meet it, and is then known to the compiler: a constant stride or min makes
+/// index arithmetic constant.
+class Dimension {
+public:
+  Expr min() const;
+  Expr extent() const;
+  Expr max() const;
+  Expr stride() const;
+  Dimension &set_min(Expr min);
+  Dimension &set_extent(Expr extent);
+  Dimension &set_bounds(Expr min, Expr extent);
+  Dimension &set_stride(Expr stride);
+  /// A size for Halide's autoschedulers to plan for; ptxjit has none and does not use it.
+  Dimension &set_estimate(Expr min, Expr extent);
+  /// Another dimension of the same input, for chaining.
+  Dimension dim(int d) const;
+
+private:
+  friend class ImageParam;
+  Dimension(std::shared_ptr<ParameterContents> contents, int d) : Contents(std::move(contents)), D(d) {}
+  Expr field(const char *name) const;
+  Dimension &constrain(const char *field, Expr value);
+  std::shared_ptr<ParameterContents> Contents;
+  int D;
+};
+
 /// A buffer input of a fixed element type and dimensionality.
 class ImageParam {
 public:
@@ -65,6 +94,11 @@ public:
   Expr extent(int d) const;
   Expr width() const { return extent(0); }
   Expr height() const { return extent(1); }
+  /// Dimension `d`, to read or constrain (dim(1).set_stride(width), dim(0).set_bounds(0, n)).
+  Dimension dim(int d) const;
+  /// The host pointer of the buffer bound must be a multiple of `bytes` (a power of two), checked
+  /// when it is bound with set().
+  ImageParam &set_host_alignment(int bytes);
 
   Expr operator()(std::vector<Expr> args) const;
   template <typename... Args> Expr operator()(Args &&...args) const {

@@ -1565,3 +1565,55 @@ TEST_CASE("Boundary conditions of a Func of several values bound each value alik
   CHECK_THROWS_WITH(BoundaryConditions::constant_exterior(pair, Expr(0), region),
                     Catch::Contains("1 exterior values for a Func of 2"));
 }
+
+TEST_CASE("ImageParam::dim constraints are checked at realize and known to the compiler", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 64, h = 20;
+  ImageParam in(Float(32), 2, "in");
+  Param<int> width("width");
+  Var x("x"), y("y");
+  Func f("f");
+  f(x, y) = in(x, y) * 2.0f + in(x, y + 1);
+  in.dim(0).set_bounds(0, width).dim(1).set_min(0).set_stride(w);
+  in.set_host_alignment(16);
+  CHECK_THAT(in.dim(1).max().type().bits, Catch::Predicate<int>([](int b) { return b == 32; }));
+  Buffer<float> input(w, h + 1);
+  fill_random(input, seed);
+  in.set(input);
+  width.set(w);
+  Pipeline p(f);
+  // The stride is a constant in the code: no index multiplies by a run-time stride of in.
+  CHECK_THAT(p.lowered_stmt(Target("host")), !Catch::Contains("* in.stride.1"));
+  Buffer<float> out = p.realize<float>({w, h});
+  out.for_each_element([&](const std::vector<int> &c) {
+    REQUIRE(out(c[0], c[1]) == input(c[0], c[1]) * 2.0f + input(c[0], c[1] + 1));
+  });
+  SECTION("a buffer that breaks one is refused, naming input, dimension and both values") {
+    width.set(w - 1);
+    CHECK_THROWS_WITH(p.realize<float>({w - 1, h}),
+                      Catch::Contains("input buffer in has extent 64 in dimension 0, but its ImageParam requires 63"));
+    width.set(w);
+    Buffer<float> narrow(w, h + 1);
+    narrow.set_min({0, 1});
+    in.set(narrow);
+    CHECK_THROWS_WITH(p.realize<float>({w, h - 1}),
+                      Catch::Contains("input buffer in has min 1 in dimension 1, but its ImageParam requires 0"));
+  }
+  SECTION("constraints are values of Params and constants") {
+    Var z("z");
+    CHECK_THROWS_WITH(in.dim(0).set_min(z), Catch::Contains("in.dim(0).set_min: a constraint is a value of Params "
+                                                                   "and constants, but it uses z"));
+    CHECK_THROWS_WITH(in.dim(2), Catch::Contains("ImageParam in has no dimension 2"));
+    CHECK_THROWS_WITH(in.set_host_alignment(12), Catch::Contains("must be a power of two"));
+  }
+  SECTION("host memory off the alignment asked is refused when bound") {
+    ImageParam aligned(Float(32), 1, "aligned");
+    aligned.set_host_alignment(64);
+    std::vector<float> storage(40);
+    uint8_t *base = reinterpret_cast<uint8_t *>(storage.data());
+    float *offBoundary = reinterpret_cast<float *>(base + (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64 + 4);
+    Buffer<float> off(offBoundary, {8});
+    CHECK_THROWS_WITH(aligned.set(off), Catch::Contains("requires host memory aligned to 64 bytes"));
+  }
+}
