@@ -150,12 +150,66 @@ private:
     while (folded < slide.window)
       folded *= 2;
     auto extent = as_const_int(op->bounds[slide.dim].extent);
-    if ((extent && *extent <= folded) || accessedOutside(op->body, op->name, slide.loop))
+    if ((extent && *extent <= folded) || accessedOutside(op->body, op->name, slide.loop) ||
+        !writtenInOrder(op->body, op->name, slide.dim))
       return Stmt(op);
     Region bounds = op->bounds;
     bounds[slide.dim].extent = make_const(Int(32), folded);
     Stmt body = FoldAccesses(op->name, slide.dim, bounds[slide.dim].min, make_const(Int(32), folded)).mutate(op->body);
     return Realize::make(op->name, op->types, bounds, body, op->memory);
+  }
+
+  // Whether every write of `func` in `s` reaches dimension `dim` through serial or unrolled loops
+  // only: rows a fold puts in one place (a tail shifted inward computes more than the window) are
+  // then written one after the other, the last one staying, never by lanes or threads at once.
+  static bool writtenInOrder(const Stmt &s, const std::string &func, size_t dim) {
+    struct Checker : IRVisitor {
+      const std::string &Func;
+      size_t Dim;
+      bool InOrder = true;
+      std::map<std::string, Expr> Lets;
+      std::vector<std::string> Unordered; // loops whose iterations run at once
+      std::vector<std::string> Opaque;    // lets too large to write out
+      Checker(const std::string &f, size_t d) : Func(f), Dim(d) {}
+      using IRVisitor::visit;
+      void visit(const LetStmt *op) override {
+        ScopedLet entry(Lets, op->name);
+        Expr value = substitute(Lets, op->value);
+        const bool opaque = has_more_nodes_than(value, MaxExpandedLetNodes);
+        if (opaque) {
+          Lets.erase(op->name);
+          Opaque.push_back(op->name);
+        } else {
+          Lets[op->name] = value;
+        }
+        op->body.accept(this);
+        if (opaque)
+          Opaque.pop_back();
+      }
+      void visit(const For *op) override {
+        ScopedLet shadowed(Lets, op->name);
+        Lets.erase(op->name);
+        const bool ordered = op->for_type == ForType::Serial || op->for_type == ForType::Unrolled;
+        if (!ordered)
+          Unordered.push_back(op->name);
+        IRVisitor::visit(op);
+        if (!ordered)
+          Unordered.pop_back();
+      }
+      void visit(const Provide *op) override {
+        IRVisitor::visit(op);
+        if (op->name != Func)
+          return;
+        Expr index = substitute(Lets, op->args[Dim]);
+        for (const std::string &loop : Unordered)
+          InOrder = InOrder && !uses_variable(index, loop);
+        // A let too large to write out hides what the index depends on.
+        for (const std::string &name : Opaque)
+          InOrder = InOrder && !uses_variable(index, name);
+      }
+    } checker(func, dim);
+    s.accept(&checker);
+    return checker.InOrder;
   }
 
   // Whether `s` reads or writes `func` outside the loop named `loop`.

@@ -148,6 +148,19 @@ TEST_CASE("3x3 blur: inline, compute_root, compute_at", "[cpu][pipeline]") {
     checkBlur3x3(b.by, b.in, seed, 45, 37); // the last strip has 5 rows
     CHECK_THAT(Pipeline(b.by).lowered_stmt(Target("host")), Catch::Contains("let blur_x.s0.y.min = ((") && Catch::Contains(" + select(("));
   }
+  SECTION("sliding where the producer's rows are vectorized or parallel: slid, never folded") {
+    // Rows a vector or parallel loop writes at once must not share a folded row.
+    for (int variant = 0; variant < 2; ++variant) {
+      Blur3x3 b;
+      b.bx.store_root().compute_at(b.by, b.y);
+      if (variant == 0)
+        b.bx.vectorize(b.y, 4);
+      else
+        b.bx.parallel(b.y);
+      checkBlur3x3(b.by, b.in, seed + variant, 29, 23);
+      CHECK_THAT(Pipeline(b.by).lowered_stmt(Target("host")), !Catch::Contains("allocate blur_x[float32 * blur_y.extent.0 * 4]"));
+    }
+  }
   SECTION("compute_at a tile, store_root") {
     Blur3x3 b;
     b.by.tile(b.x, b.y, b.xi, b.yi, 16, 8);
