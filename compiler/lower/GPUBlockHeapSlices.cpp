@@ -1,9 +1,11 @@
 #include "GPUBlockHeapSlices.h"
 
+#include "RewriteFuncAccesses.h"
 #include "ir/Constants.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/ScopedEntry.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 
@@ -32,39 +34,21 @@ int blockLoopsIn(const Stmt &s) {
 
 // Each access of the Func moved to its block's slice: the indices from the tile's min, the
 // block's linear index last.
-class SliceAccesses : public IRMutator {
+class SliceAccesses : public RewriteFuncAccesses {
 public:
   SliceAccesses(const std::string &func, const Region &tile, Expr block)
-      : Func(func), Tile(tile), Block(std::move(block)) {}
+      : RewriteFuncAccesses(func), Tile(tile), Block(std::move(block)) {}
 
 private:
-  const std::string &Func;
   const Region &Tile;
   Expr Block;
 
-  using IRMutator::visit;
-
-  std::vector<Expr> sliced(const std::vector<Expr> &args) {
-    std::vector<Expr> result;
+  std::vector<Expr> coordinates(std::vector<Expr> args) override {
     for (size_t d = 0; d < args.size(); ++d)
-      result.push_back(Sub::make(mutate(args[d]), Tile[d].min));
-    result.push_back(Block);
-    return result;
+      args[d] = Sub::make(args[d], Tile[d].min);
+    args.push_back(Block);
+    return args;
   }
-  Stmt visit(const Provide *op) override {
-    if (op->name != Func)
-      return IRMutator::visit(op);
-    std::vector<Expr> values;
-    for (const Expr &v : op->values)
-      values.push_back(mutate(v));
-    return Provide::make(op->name, values, sliced(op->args), op->atomic);
-  }
-  Expr visit(const Call *op) override {
-    if (op->call_type != Call::Halide || op->name != Func)
-      return IRMutator::visit(op);
-    return Call::make(op->type, op->name, sliced(op->args), op->call_type, op->func, op->param, op->value_index);
-  }
-  Stmt visit(const Realize *op) override { return op->name == Func ? Stmt(op) : IRMutator::visit(op); }
 };
 
 class BlockHeapSlices : public IRMutator {
@@ -88,26 +72,17 @@ class BlockHeapSlices : public IRMutator {
   Expr expand(const Expr &e) const { return substitute(LetValues, e); }
 
   Stmt visit(const LetStmt *op) override {
-    std::optional<Expr> saved;
-    if (auto it = LetValues.find(op->name); it != LetValues.end())
-      saved = it->second;
+    ScopedEntry<Expr> entry(LetValues, op->name);
     Expr value = expand(op->value);
     if (has_more_nodes_than(value, MaxExpandedLetNodes))
       LetValues.erase(op->name);
     else
       LetValues[op->name] = value;
-    Stmt result = IRMutator::visit(op);
-    if (saved)
-      LetValues[op->name] = *saved;
-    else
-      LetValues.erase(op->name);
-    return result;
+    return IRMutator::visit(op);
   }
 
   Stmt visit(const For *op) override {
-    std::optional<Expr> saved;
-    if (auto it = LetValues.find(op->name); it != LetValues.end())
-      saved = it->second;
+    ScopedEntry<Expr> entry(LetValues, op->name);
     LetValues.erase(op->name);
     const bool kernel = op->for_type == ForType::GPUBlock && Blocks.empty();
     if (kernel) {
@@ -127,8 +102,6 @@ class BlockHeapSlices : public IRMutator {
     }
     if (op->for_type == ForType::GPUBlock)
       Blocks.pop_back();
-    if (saved)
-      LetValues[op->name] = *saved;
     if (!kernel)
       return result;
     // The slices of every block, around the kernel: the grid's size, from its loops' extents.

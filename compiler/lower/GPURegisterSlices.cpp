@@ -1,11 +1,13 @@
 #include "GPURegisterSlices.h"
 
+#include "RewriteFuncAccesses.h"
 #include "ir/Constants.h"
 #include "ir/GPULoops.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Interval.h"
+#include "ir/ScopedEntry.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 
@@ -32,26 +34,6 @@ struct Access {
   throw CompileError("Func " + func + " is stored in registers at a gpu_blocks loop, where each thread keeps its own "
                      "slice, but " + why);
 }
-
-// Saves a name's entry in a map and restores it when the scope ends.
-template <typename Value> class ScopedEntry {
-public:
-  ScopedEntry(std::map<std::string, Value> &map, const std::string &name) : Map(map), Name(name) {
-    if (auto it = map.find(name); it != map.end())
-      Saved = it->second;
-  }
-  ~ScopedEntry() {
-    if (Saved)
-      Map[Name] = *Saved;
-    else
-      Map.erase(Name);
-  }
-
-private:
-  std::map<std::string, Value> &Map;
-  std::string Name;
-  std::optional<Value> Saved;
-};
 
 class SliceFinder : public IRVisitor {
 public:
@@ -222,27 +204,24 @@ void checkDisjoint(const std::string &func, const std::vector<Expr> &origin, con
 
 // Shifts each access of the Func to the origin of the thread's slice, the origin written in the
 // variables of the thread loops around the access.
-class ShiftAccesses : public IRMutator {
+class ShiftAccesses : public RewriteFuncAccesses {
 public:
   ShiftAccesses(const std::string &func, const std::vector<Expr> &origin, const std::map<std::string, int> &dims)
-      : Func(func), Origin(origin), Dims(dims) {}
+      : RewriteFuncAccesses(func), Origin(origin), Dims(dims) {}
 
 private:
-  const std::string &Func;
   const std::vector<Expr> &Origin;
   const std::map<std::string, int> &Dims;
   std::map<std::string, Expr> ThreadIndices; // thread index name -> its loop's variable less the loop's min
 
-  using IRMutator::visit;
-
-  std::vector<Expr> shifted(const std::vector<Expr> &args) {
-    std::vector<Expr> result;
+  std::vector<Expr> coordinates(std::vector<Expr> args) override {
     for (size_t d = 0; d < args.size(); ++d)
-      result.push_back(simplify(Sub::make(mutate(args[d]), substitute(ThreadIndices, Origin[d]))));
-    return result;
+      args[d] = simplify(Sub::make(args[d], substitute(ThreadIndices, Origin[d])));
+    return args;
   }
 
   // The loop's variable under a name of its own (a split's let may rebind the loop's name).
+  using RewriteFuncAccesses::visit;
   Stmt visit(const For *op) override {
     if (op->for_type != ForType::GPUThread)
       return IRMutator::visit(op);
@@ -251,23 +230,6 @@ private:
     ThreadIndices[index] = Sub::make(Variable::make(Int(32), alias), op->min);
     Stmt body = LetStmt::make(alias, Variable::make(Int(32), op->name), mutate(op->body));
     return For::make(op->name, op->min, op->extent, op->for_type, body);
-  }
-
-  Stmt visit(const Realize *op) override { return op->name == Func ? Stmt(op) : IRMutator::visit(op); }
-
-  Stmt visit(const Provide *op) override {
-    if (op->name != Func)
-      return IRMutator::visit(op);
-    std::vector<Expr> values;
-    for (const Expr &v : op->values)
-      values.push_back(mutate(v));
-    return Provide::make(op->name, values, shifted(op->args), op->atomic);
-  }
-
-  Expr visit(const Call *op) override {
-    if (op->call_type != Call::Halide || op->name != Func)
-      return IRMutator::visit(op);
-    return Call::make(op->type, op->name, shifted(op->args), op->call_type, op->func, op->param, op->value_index);
   }
 };
 

@@ -1,40 +1,21 @@
 #include "SlidingWindow.h"
 
+#include "RewriteFuncAccesses.h"
 #include "ir/Constants.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
+#include "ir/ScopedEntry.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lang/Function.h"
 
 #include <optional>
-#include <set>
 
 namespace ptxjit::lower {
 
 using namespace ir;
 
 namespace {
-
-// Saves a name's entry in a map and restores it when the scope ends.
-class ScopedLet {
-public:
-  ScopedLet(std::map<std::string, Expr> &map, const std::string &name) : Map(map), Name(name) {
-    if (auto it = map.find(name); it != map.end())
-      Saved = it->second;
-  }
-  ~ScopedLet() {
-    if (Saved)
-      Map[Name] = *Saved;
-    else
-      Map.erase(Name);
-  }
-
-private:
-  std::map<std::string, Expr> &Map;
-  std::string Name;
-  std::optional<Expr> Saved;
-};
 
 std::string boundName(const std::string &func, const std::string &dim, const char *end) {
   return func + ".s0." + dim + "." + end;
@@ -71,8 +52,11 @@ private:
   std::vector<Loop> Loops;               // around the code, outermost first
   // The conditions around the code, written out, each with the number of loops around it.
   std::vector<std::pair<size_t, Expr>> Conditions;
-  std::map<std::string, size_t> Realized; // Funcs realized around the code: the loops around their storage
-  std::set<std::string> ComputedOnce;     // of those, the ones computed in one place only
+  struct Realization {
+    size_t loops;         // the loops around the storage
+    bool computedOnce;    // computed in one place only
+  };
+  std::map<std::string, Realization> Realized; // Funcs realized around the code
   struct Slide {
     std::string loop;
     size_t dim;
@@ -85,32 +69,19 @@ private:
   Expr expand(const Expr &e) const { return substitute(LetValues, e); }
 
   Stmt visit(const Realize *op) override {
-    auto saved = Realized.find(op->name) != Realized.end() ? std::optional<size_t>(Realized[op->name]) : std::nullopt;
-    Realized[op->name] = Loops.size();
-    const bool once = producersOf(op->body, op->name) == 1, savedOnce = ComputedOnce.count(op->name) > 0;
-    if (once)
-      ComputedOnce.insert(op->name);
-    else
-      ComputedOnce.erase(op->name);
+    ScopedEntry<Realization> entry(Realized, op->name);
+    Realized[op->name] = {Loops.size(), producersOf(op->body, op->name) == 1};
     Stmt result = IRMutator::visit(op);
     if (auto slid = Slid.find(op->name); slid != Slid.end()) {
       result = fold(result.as<Realize>(), slid->second);
       Slid.erase(slid);
     }
-    if (saved)
-      Realized[op->name] = *saved;
-    else
-      Realized.erase(op->name);
-    if (savedOnce)
-      ComputedOnce.insert(op->name);
-    else
-      ComputedOnce.erase(op->name);
     return result;
   }
 
   Stmt visit(const For *op) override {
     Expr min = mutate(op->min), extent = mutate(op->extent);
-    ScopedLet shadowed(LetValues, op->name);
+    ScopedEntry<Expr> shadowed(LetValues, op->name);
     LetValues.erase(op->name);
     Loops.push_back({op->name, op->for_type, expand(op->min)});
     Stmt body = mutate(op->body);
@@ -132,7 +103,7 @@ private:
     if (Stmt slid = slideAt(op); slid.defined())
       return slid;
     Expr value = mutate(op->value);
-    ScopedLet entry(LetValues, op->name);
+    ScopedEntry<Expr> entry(LetValues, op->name);
     Expr expanded = expand(op->value);
     if (has_more_nodes_than(expanded, MaxExpandedLetNodes))
       LetValues.erase(op->name);
@@ -173,7 +144,7 @@ private:
       Checker(const std::string &f, size_t d) : Func(f), Dim(d) {}
       using IRVisitor::visit;
       void visit(const LetStmt *op) override {
-        ScopedLet entry(Lets, op->name);
+        ScopedEntry<Expr> entry(Lets, op->name);
         Expr value = substitute(Lets, op->value);
         const bool opaque = has_more_nodes_than(value, MaxExpandedLetNodes);
         if (opaque) {
@@ -187,7 +158,7 @@ private:
           Opaque.pop_back();
       }
       void visit(const For *op) override {
-        ScopedLet shadowed(Lets, op->name);
+        ScopedEntry<Expr> shadowed(Lets, op->name);
         Lets.erase(op->name);
         const bool ordered = op->for_type == ForType::Serial || op->for_type == ForType::Unrolled;
         if (!ordered)
@@ -238,36 +209,19 @@ private:
     return finder.Outside;
   }
 
-  class FoldAccesses : public IRMutator {
+  class FoldAccesses : public RewriteFuncAccesses {
   public:
     FoldAccesses(const std::string &func, size_t dim, Expr min, Expr modulus)
-        : Func(func), Dim(dim), Min(std::move(min)), Modulus(std::move(modulus)) {}
+        : RewriteFuncAccesses(func), Dim(dim), Min(std::move(min)), Modulus(std::move(modulus)) {}
 
   private:
-    const std::string &Func;
     size_t Dim;
     Expr Min, Modulus;
-    using IRMutator::visit;
     // Counted from the storage's min: where each iteration's window starts a constant away from
     // it (an unrolled strip of rows), the folded indices are constants too (registers on a GPU).
-    std::vector<Expr> folded(std::vector<Expr> args) {
-      for (Expr &a : args)
-        a = mutate(a);
+    std::vector<Expr> coordinates(std::vector<Expr> args) override {
       args[Dim] = Add::make(Min, Mod::make(Sub::make(args[Dim], Min), Modulus));
       return args;
-    }
-    Stmt visit(const Provide *op) override {
-      if (op->name != Func)
-        return IRMutator::visit(op);
-      std::vector<Expr> values;
-      for (const Expr &v : op->values)
-        values.push_back(mutate(v));
-      return Provide::make(op->name, values, folded(op->args), op->atomic);
-    }
-    Expr visit(const Call *op) override {
-      if (op->call_type != Call::Halide || op->name != Func)
-        return IRMutator::visit(op);
-      return Call::make(op->type, op->name, folded(op->args), op->call_type, op->func, op->param, op->value_index);
     }
   };
 
@@ -299,7 +253,7 @@ private:
     const std::string func = first->name.substr(0, first->name.find(".s0."));
     auto f = Env.find(func);
     auto realized = Realized.find(func);
-    if (f == Env.end() || realized == Realized.end() || !ComputedOnce.count(func) || !f->second->updates.empty() ||
+    if (f == Env.end() || realized == Realized.end() || !realized->second.computedOnce || !f->second->updates.empty() ||
         !f->second->init.specializations.empty() || first->name != boundName(func, f->second->args[0], "min"))
       return Stmt();
     // The lets of the region, in order, then the computation.
@@ -317,12 +271,12 @@ private:
     // The computation, followed by its use.
     const auto *produce = rest.as<Block>() ? rest.as<Block>()->first.as<ProducerConsumer>() : rest.as<ProducerConsumer>();
     const std::vector<std::string> &dims = f->second->args;
-    if (!produce || !produce->is_producer || produce->name != func || Loops.size() <= realized->second)
+    if (!produce || !produce->is_producer || produce->name != func || Loops.size() <= realized->second.loops)
       return Stmt();
     for (const std::string &d : dims)
       if (!original.count(boundName(func, d, "min")) || !original.count(boundName(func, d, "max")))
         return Stmt();
-    for (size_t i = realized->second; i < Loops.size(); ++i)
+    for (size_t i = realized->second.loops; i < Loops.size(); ++i)
       if (Loops[i].type != ForType::Serial && Loops[i].type != ForType::Unrolled)
         return Stmt();
     const Loop &loop = Loops.back();

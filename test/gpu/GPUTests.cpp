@@ -1859,13 +1859,14 @@ TEST_CASE("A tile on the heap at a block loop: each block its own slice of devic
   check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f + input(c[0] + 1, c[1]) * 2.0f * 3.0f; });
 }
 
-TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
-  PTXJIT_REQUIRE_GPU();
-  uint32_t seed = fresh_seed();
-  INFO("seed " << seed);
-  const int size = 256;
+namespace {
+
+// A size x size product against a C++ reference in double, on fresh random matrices.
+void checkMatMul(Func (*schedule)(ImageParam &, ImageParam &, int, MatMulTiles), MatMulTiles tiles, int size,
+                 uint32_t seed) {
+  INFO("size " << size);
   ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
-  Func out = register_tiled_matmul(A, B, size);
+  Func out = schedule(A, B, size, tiles);
   Buffer<float> a(size, size), b(size, size);
   fill_random(a, seed);
   fill_random(b, seed + 1);
@@ -1882,30 +1883,25 @@ TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
   });
 }
 
+} // namespace
+
+TEST_CASE("A matrix product with each thread's tile in registers", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  checkMatMul([](ImageParam &A, ImageParam &B, int size, MatMulTiles t) { return register_tiled_matmul(A, B, size, t); },
+              {64, 16, 4, 8}, 256, seed);
+}
+
 TEST_CASE("A matrix product with each thread's tile in registers across shared tiles of A and B", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
-  // Whole tiles, and a size whose last tiles of the block and of k are clipped.
-  for (int size : {256, 200}) {
-    INFO("size " << size);
-    ImageParam A(Float(32), 2, "A"), B(Float(32), 2, "B");
-    Func out = shared_staged_matmul(A, B, size);
-    Buffer<float> a(size, size), b(size, size);
-    fill_random(a, seed);
-    fill_random(b, seed + 1);
-    A.set(a);
-    B.set(b);
-    Buffer<float> result = onGPU(out).realize<float>({size, size});
-    copy_to_host(result);
-    result.for_each_element([&](const std::vector<int> &c) {
-      double expected = 0;
-      for (int k = 0; k < size; ++k)
-        expected += double(a(c[0], k)) * double(b(k, c[1]));
-      if (std::fabs(result(c[0], c[1]) - expected) > 1e-3)
-        FAIL("out(" << c[0] << ", " << c[1] << ") = " << result(c[0], c[1]) << ", expected " << expected);
-    });
-  }
+  auto staged = [](ImageParam &A, ImageParam &B, int size, MatMulTiles t) { return shared_staged_matmul(A, B, size, t); };
+  // Whole tiles, and a size whose last tiles of the block and of k are clipped; 8x8 a thread.
+  checkMatMul(staged, {64, 64, 4, 4}, 256, seed);
+  checkMatMul(staged, {64, 64, 4, 4}, 200, seed);
+  checkMatMul(staged, {128, 128, 8, 8}, 256, seed);
 }
 
 TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]") {
