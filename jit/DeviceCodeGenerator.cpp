@@ -10,8 +10,15 @@
 
 namespace ptxjit::jit {
 
+namespace {
+
+// The newest capability LLVM 19's NVPTX backend generates code for. PTX for it runs on newer
+// devices too: the driver compiles it for them.
+constexpr int NewestNVPTXCapability = 90;
+
+} // namespace
+
 Target device_target(const Target &target, int deviceCapability) {
-  constexpr int NewestNVPTXCapability = 90;
   if (int fixed = target.cuda_capability(); fixed != 0) {
     if (fixed > deviceCapability)
       throw RuntimeError("target " + target.to_string() + " needs compute capability " + std::to_string(fixed / 10) +
@@ -48,7 +55,11 @@ void writeForInspection(const std::string &ptx, const std::vector<codegen::Kerne
 
 } // namespace
 
-std::string generate_ptx(const std::vector<codegen::KernelRecord> &kernels, const Target &resolved, int ptxVersion) {
+std::string generate_ptx(const std::vector<codegen::KernelRecord> &kernels, const Target &target, int ptxVersion) {
+  // A capability past what NVPTX knows (cuda_capability_100, _120) gets the newest it knows.
+  const Target resolved = target.cuda_capability() > NewestNVPTXCapability
+                              ? target.resolve_cuda_capability(NewestNVPTXCapability / 10, NewestNVPTXCapability % 10)
+                              : target;
   llvm::LLVMContext context;
   codegen::CodeGen_PTX generator(context, resolved, ptxVersion);
   for (const codegen::KernelRecord &k : kernels)

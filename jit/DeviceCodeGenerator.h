@@ -16,7 +16,9 @@ namespace ptxjit::jit {
 /// else the device's, rounded down to what LLVM's NVPTX backend knows (sm_90).
 Target device_target(const Target &target, int deviceCapability);
 
-std::string generate_ptx(const std::vector<codegen::KernelRecord> &kernels, const Target &resolved, int ptxVersion);
+/// The PTX of `kernels` for `target`'s capability; one newer than LLVM's NVPTX backend knows
+/// gets PTX for the newest it knows (sm_90), which the driver compiles for the newer device.
+std::string generate_ptx(const std::vector<codegen::KernelRecord> &kernels, const Target &target, int ptxVersion);
 
 } // namespace ptxjit::jit
 

@@ -124,6 +124,19 @@ TEST_CASE("PTX for a blur and a matrix multiply", "[ptx]") {
   CHECK(assemble(matmul, "sm_90").empty());
 }
 
+TEST_CASE("Capabilities newer than NVPTX knows get sm_90 PTX the driver compiles for them", "[ptx]") {
+  for (const char *spelling : {"host-cuda-cuda_capability_100", "host-cuda-cuda_capability_120"}) {
+    INFO(spelling);
+    Pipelines p;
+    Func f("newer");
+    f(p.x, p.y) = p.in(p.x, p.y) * 2.0f;
+    f.gpu_tile(p.x, p.y, p.xi, p.yi, 32, 8);
+    std::string ptx = Pipeline(f).compile_to_ptx(Target(spelling));
+    CHECK_THAT(ptx, Catch::Contains(".target sm_90\n"));
+    CHECK(assemble(ptx, "sm_90").empty());
+  }
+}
+
 TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   Blur b;
   b.bx.compute_at(b.by, b.x).gpu_threads(b.x, b.y);
