@@ -3,8 +3,7 @@
 #include "DeviceCodeGenerator.h"
 #include "codegen/CodeGen_Host.h"
 #include "codegen/LLVMOptimizer.h"
-#include "cpu/HostRuntime.h"
-#include "cuda/CudaRuntime.h"
+#include "RuntimeInterface.h"
 #include "ir/IR.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -72,16 +71,9 @@ JITState &state() {
     auto define = [&](const char *name, void *address) {
       runtime[es.intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
     };
-    define("ptxjit_malloc", reinterpret_cast<void *>(&ptxjit_malloc));
-    define("ptxjit_free", reinterpret_cast<void *>(&ptxjit_free));
-    define("ptxjit_assert_failed", reinterpret_cast<void *>(&ptxjit_assert_failed));
-    define("ptxjit_print", reinterpret_cast<void *>(&ptxjit_print));
-    define("ptxjit_do_par_for", reinterpret_cast<void *>(&ptxjit_do_par_for));
-    define("ptxjit_cuda_launch", reinterpret_cast<void *>(&ptxjit_cuda_launch));
-    define("ptxjit_cuda_malloc", reinterpret_cast<void *>(&ptxjit_cuda_malloc));
-    define("ptxjit_cuda_free", reinterpret_cast<void *>(&ptxjit_cuda_free));
-    define("ptxjit_cuda_copy_to_device", reinterpret_cast<void *>(&ptxjit_cuda_copy_to_device));
-    define("ptxjit_cuda_copy_to_host", reinterpret_cast<void *>(&ptxjit_cuda_copy_to_host));
+#define PTXJIT_RUNTIME_FUNCTION(result, name, parameters) define(#name, reinterpret_cast<void *>(&name));
+#include "RuntimeFunctions.def"
+#undef PTXJIT_RUNTIME_FUNCTION
     if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime))))
       throw InternalError("cannot define the runtime for the JIT: " + describe(std::move(error)));
     // The C library (tanhf, memcpy, ...) comes from the process.

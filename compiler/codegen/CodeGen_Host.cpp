@@ -1,5 +1,6 @@
 #include "CodeGen_Host.h"
 
+#include "RuntimeInterface.h"
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
 #include "lang/Parameter.h"
@@ -12,8 +13,10 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <cctype>
+#include <cstddef>
 #include <limits>
 #include <set>
+#include <type_traits>
 
 namespace ptxjit::codegen {
 
@@ -240,30 +243,50 @@ CodeGen_Host::CodeGen_Host(llvm::LLVMContext &context, const Target &target)
   llvm::StructType *typeType = llvm::StructType::get(context, {i8, i8, i16});
   BufferType = llvm::StructType::create(context, {i64, ptr, i64, typeType, i32, ptr}, "ptxjit_buffer_t");
   DimensionType = llvm::StructType::create(context, {i32, i32, i32, i32}, "ptxjit_dimension_t");
+  // The descriptors' layout as generated code addresses them, field by field (BufferABI.h).
+  static_assert(offsetof(ptxjit_buffer_t, device) == 0 && offsetof(ptxjit_buffer_t, host) == 8 &&
+                    offsetof(ptxjit_buffer_t, flags) == 16 && offsetof(ptxjit_buffer_t, type) == 24 &&
+                    offsetof(ptxjit_buffer_t, dimensions) == 28 && offsetof(ptxjit_buffer_t, dim) == 32 &&
+                    sizeof(ptxjit_buffer_t) == 40,
+                "ptxjit_buffer_t no longer matches BufferType");
+  static_assert(sizeof(ptxjit_type_t) == 4 && offsetof(ptxjit_type_t, bits) == 1 && offsetof(ptxjit_type_t, lanes) == 2,
+                "ptxjit_type_t no longer matches BufferType's type field");
+  static_assert(sizeof(ptxjit_dimension_t) == 16 && offsetof(ptxjit_dimension_t, extent) == 4 &&
+                    offsetof(ptxjit_dimension_t, stride) == 8 && offsetof(ptxjit_dimension_t, flags) == 12,
+                "ptxjit_dimension_t no longer matches DimensionType");
 }
 
+namespace {
+
+// The LLVM type of a C type of the runtime interface: pointers (function pointers too) are `ptr`,
+// integers keep their width.
+template <typename T> llvm::Type *llvmTypeOfC(llvm::LLVMContext &context) {
+  if constexpr (std::is_void_v<T>) {
+    return llvm::Type::getVoidTy(context);
+  } else if constexpr (std::is_pointer_v<T>) {
+    return llvm::PointerType::get(context, 0);
+  } else {
+    static_assert(std::is_integral_v<T>, "the runtime interface passes pointers and integers only");
+    return llvm::Type::getIntNTy(context, sizeof(T) * 8);
+  }
+}
+
+template <typename Result, typename... Parameters>
+llvm::FunctionType *llvmFunctionType(llvm::LLVMContext &context, Result (*)(Parameters...)) {
+  return llvm::FunctionType::get(llvmTypeOfC<Result>(context), {llvmTypeOfC<Parameters>(context)...}, false);
+}
+
+} // namespace
+
+// Declared from the runtime's own declarations (RuntimeFunctions.def): a signature is written once.
 llvm::FunctionCallee CodeGen_Host::runtimeFunction(const char *name) {
-  llvm::Type *ptr = llvm::PointerType::get(Context, 0);
-  llvm::Type *i32 = llvm::Type::getInt32Ty(Context), *i64 = llvm::Type::getInt64Ty(Context);
-  llvm::Type *voidTy = llvm::Type::getVoidTy(Context);
-  std::string n = name;
+  const std::string n = name;
   llvm::FunctionType *type = nullptr;
-  if (n == "ptxjit_malloc")
-    type = llvm::FunctionType::get(ptr, {ptr, i64, ptr}, false);
-  else if (n == "ptxjit_free")
-    type = llvm::FunctionType::get(voidTy, {ptr, ptr}, false);
-  else if (n == "ptxjit_assert_failed" || n == "ptxjit_print")
-    type = llvm::FunctionType::get(voidTy, {ptr, ptr, i32, ptr}, false);
-  else if (n == "ptxjit_do_par_for")
-    type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, ptr}, false);
-  else if (n == "ptxjit_cuda_launch")
-    type = llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, i32, i32, i32, i32, i32, i32, ptr, i32}, false);
-  else if (n == "ptxjit_cuda_malloc")
-    type = llvm::FunctionType::get(ptr, {ptr, i64, ptr}, false);
-  else if (n == "ptxjit_cuda_free")
-    type = llvm::FunctionType::get(voidTy, {ptr, ptr}, false);
-  else if (n == "ptxjit_cuda_copy_to_host" || n == "ptxjit_cuda_copy_to_device")
-    type = llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false);
+#define PTXJIT_RUNTIME_FUNCTION(result, function, parameters)                                                      \
+  if (n == #function)                                                                                              \
+    type = llvmFunctionType(Context, static_cast<decltype(&function)>(nullptr));
+#include "RuntimeFunctions.def"
+#undef PTXJIT_RUNTIME_FUNCTION
   PTXJIT_INTERNAL_ASSERT(type, "unknown runtime function " + n);
   return Module->getOrInsertFunction(name, type);
 }

@@ -1,5 +1,6 @@
-#include "HostRuntime.h"
+#include "RuntimeInterface.h"
 
+#include "CallContext.h"
 #include "ThreadPool.h"
 #include "ReportError.h"
 

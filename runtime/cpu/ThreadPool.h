@@ -5,7 +5,7 @@
 // too, so nested parallel loops cannot deadlock. PTXJIT_NUM_THREADS sets the thread count
 // (the calling thread included; default: the number of hardware threads).
 
-#include "HostRuntime.h"
+#include "RuntimeInterface.h"
 
 #include <atomic>
 #include <condition_variable>

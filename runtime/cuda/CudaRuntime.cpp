@@ -1,4 +1,4 @@
-#include "CudaRuntime.h"
+#include "RuntimeInterface.h"
 
 #include "BufferStaging.h"
 #include "CudaDriver.h"
