@@ -3,6 +3,7 @@
 #include "cuda/DefaultHandlers.h"
 #include "cuda/DeviceCode.h"
 #include "cuda/DevicePools.h"
+#include "cuda/GraphCache.h"
 #include "ptxjit/RuntimeError.h"
 
 #include <atomic>
@@ -83,6 +84,17 @@ void JIT::trim_device_memory(int device, size_t keep_bytes) {
 void JIT::set_device_memory_release_threshold(int device, uint64_t bytes) {
   for (auto kind : {runtime::cuda::PoolKind::Transient, runtime::cuda::PoolKind::Buffer})
     runtime::cuda::set_pool_release_threshold(kind, device, bytes);
+}
+
+CudaGraphStatistics JIT::cuda_graph_statistics() {
+  const runtime::cuda::GraphCounters &c = runtime::cuda::graph_counters();
+  CudaGraphStatistics s;
+  s.built = c.built.load(std::memory_order_relaxed);
+  s.instantiated = c.instantiated.load(std::memory_order_relaxed);
+  s.replayed = c.replayed.load(std::memory_order_relaxed);
+  s.updated_nodes = c.updated_nodes.load(std::memory_order_relaxed);
+  s.stream_fallbacks = c.stream_fallbacks.load(std::memory_order_relaxed);
+  return s;
 }
 
 namespace jit {

@@ -138,11 +138,15 @@ std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pip
   std::vector<codegen::KernelRecord> kernels = generator.kernels();
   std::unique_ptr<runtime::cuda::DeviceCode> device;
   if (!kernels.empty()) {
-    std::vector<std::string> names;
-    for (const codegen::KernelRecord &k : kernels)
-      names.push_back(k.name);
+    std::vector<runtime::cuda::DeviceCode::Kernel> signatures;
+    for (const codegen::KernelRecord &k : kernels) {
+      runtime::cuda::DeviceCode::Kernel &signature = signatures.emplace_back();
+      signature.name = k.name;
+      for (const codegen::KernelArgument &a : k.closure.arguments)
+        signature.argument_bytes.push_back(a.is_buffer ? sizeof(CUdeviceptr) : uint32_t(a.type.bytes()));
+    }
     device = std::make_unique<runtime::cuda::DeviceCode>(
-        pipeline.name, names, [kernels, target](int capability, int ptxVersion) {
+        pipeline.name, std::move(signatures), [kernels, target](int capability, int ptxVersion) {
           return generate_ptx(kernels, device_target(target, capability), ptxVersion);
         });
     auto global = s.JIT->lookup(codegen::CodeGen_Host::device_code_global(name));

@@ -3,9 +3,8 @@
 #include "DeviceCodeGenerator.h"
 #include "Handlers.h"
 #include "HostJIT.h"
-#include "cuda/BufferStaging.h"
+#include "RunPipeline.h"
 #include "cuda/CudaDriver.h"
-#include "cuda/ScopedContext.h"
 #include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
 #include "lang/Function.h"
@@ -43,10 +42,19 @@ Target checkHostTarget(const Target &target) {
   return target;
 }
 
-// An input that kernels read whose host data is newer than its device copy.
-bool inputHostDirty(const lower::LoweredArgument &a) {
-  return a.kind == lower::LoweredArgument::InputBuffer && a.on_device && a.param->buffer.device() &&
-         a.param->buffer.host_dirty();
+// How the runtime sees each argument of a lowered pipeline.
+std::vector<runtime::PipelineArgument> runArguments(const lower::LoweredPipeline &lowered) {
+  std::vector<runtime::PipelineArgument> out;
+  for (const lower::LoweredArgument &a : lowered.arguments) {
+    runtime::PipelineArgument &r = out.emplace_back();
+    r.kind = a.kind == lower::LoweredArgument::InputBuffer    ? runtime::PipelineArgument::Kind::InputBuffer
+             : a.kind == lower::LoweredArgument::OutputBuffer ? runtime::PipelineArgument::Kind::OutputBuffer
+                                                              : runtime::PipelineArgument::Kind::Scalar;
+    r.on_host = a.on_host;
+    r.on_device = a.on_device;
+    r.name = a.name;
+  }
+  return out;
 }
 
 bool isBuffer(const lower::LoweredArgument &a) { return a.kind != lower::LoweredArgument::Scalar; }
@@ -60,6 +68,8 @@ struct PipelineContents {
   std::mutex Mutex; // guards Compiled and CompiledFor
   struct Compiled {
     lower::LoweredPipeline Lowered;
+    std::vector<runtime::PipelineArgument> RunArguments;
+    bool CudaGraphs = false;
     std::shared_ptr<jit::CompiledHostCode> Code;
   };
   std::shared_ptr<const Compiled> Current;
@@ -88,6 +98,8 @@ void Pipeline::compile_jit(const Target &requested) {
   Target target = checkHostTarget(requested);
   auto compiled = std::make_shared<PipelineContents::Compiled>();
   compiled->Lowered = lower::lower(Contents->Outputs, target);
+  compiled->RunArguments = runArguments(compiled->Lowered);
+  compiled->CudaGraphs = target.has_feature(Target::Feature::CUDAGraphs);
   std::string key = cacheKey(compiled->Lowered, target);
   {
     std::lock_guard<std::mutex> lock(CacheMutex);
@@ -190,7 +202,6 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
   llvm::SmallVector<ptxjit_buffer_t, 16> buffers(arguments.size());
   llvm::SmallVector<uint64_t, 16> scalars(arguments.size());
   llvm::SmallVector<void *, 16> args(arguments.size());
-  bool needsStaging = false;
   size_t nextOutput = 0;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const lower::LoweredArgument &a = arguments[i];
@@ -210,7 +221,6 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
       args[i] = &scalars[i];
       break;
     }
-    needsStaging = needsStaging || (isBuffer(a) && a.on_device && buffers[i].device == 0);
   }
   const bool gpu = compiled->Code->device_code() != nullptr;
   for (size_t i = 0; i < arguments.size(); ++i)
@@ -218,73 +228,30 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
       throw RuntimeError("buffer " + arguments[i].name + " has no host memory (it is a device-only view), but " +
                          (gpu ? "a Func that runs on the host (one without a GPU schedule) uses it"
                               : "pipeline " + contents.Name + " runs on the host"));
-  auto failure = [&](const std::string &fallback) {
-    std::string first = call.first_error();
-    return RuntimeError("realize of " + contents.Name + " failed: " + (first.empty() ? fallback : first));
-  };
-  if (gpu && std::any_of(arguments.begin(), arguments.end(), inputHostDirty)) {
-    // Inputs whose host data is newer than their device copy go up first, on the call's stream.
-    try {
-      runtime::cuda::ScopedContext scoped(&call.Runtime);
-      for (size_t i = 0; i < arguments.size(); ++i)
-        if (inputHostDirty(arguments[i])) {
-          if (size_t bytes = runtime::cuda::buffer_span_bytes(buffers[i]))
-            PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(buffers[i].device, buffers[i].host, bytes, scoped.stream()),
-                             "input " + arguments[i].name);
-          arguments[i].param->buffer.set_host_dirty(false);
-          buffers[i].flags &= ~uint64_t(ptxjit_buffer_host_dirty);
-        }
-    } catch (const RuntimeError &e) {
-      throw failure(e.what());
-    }
-  }
-  // The caller's buffers learn which copy is newer: host code keeps the flags of the buffers it
-  // touches; an output only kernels write is newer on the device.
-  auto updateDirtyFlags = [&](size_t i, RawBuffer &buffer) {
-    if (arguments[i].on_host) {
-      buffer.set_host_dirty(buffers[i].flags & ptxjit_buffer_host_dirty);
-      buffer.set_device_dirty(buffers[i].flags & ptxjit_buffer_device_dirty);
-    } else if (arguments[i].kind == lower::LoweredArgument::OutputBuffer && arguments[i].on_device) {
-      buffer.set_device_dirty(true);
-    }
-  };
-  auto updateAllDirtyFlags = [&](const llvm::SmallVector<bool, 8> &staged) {
-    for (size_t i = 0, output = 0; i < arguments.size(); ++i) {
-      const bool isOutput = arguments[i].kind == lower::LoweredArgument::OutputBuffer;
-      RawBuffer *buffer = isOutput ? outputs[output++] : isBuffer(arguments[i]) ? &arguments[i].param->buffer : nullptr;
-      if (buffer && !(i < staged.size() && staged[i]))
-        updateDirtyFlags(i, *buffer);
-    }
-  };
-  if (!gpu || !needsStaging) {
-    int32_t result = compiled->Code->function()(&call.Runtime, args.data());
-    if (result != 0)
-      throw failure("error code " + std::to_string(result));
-    if (gpu)
-      updateAllDirtyFlags({});
-    return;
-  }
-  // Buffers that kernels use without a device copy of the caller's get one for the length of the
-  // call. The output buffers are the first arguments.
+  runtime::PipelineRun run;
+  run.function = compiled->Code->function();
+  run.device_code = compiled->Code->device_code();
+  run.cuda_graphs = compiled->CudaGraphs;
+  run.arguments = compiled->RunArguments.data();
+  run.buffers = buffers.data();
+  run.args = args.data();
+  run.count = arguments.size();
   try {
-    runtime::cuda::ScopedContext scoped(&call.Runtime);
-    runtime::cuda::BufferStaging staging(&call.Runtime, scoped);
-    llvm::SmallVector<bool, 8> staged(arguments.size(), false);
-    for (size_t i = 0; i < arguments.size(); ++i)
-      if (isBuffer(arguments[i]) && arguments[i].on_device && buffers[i].device == 0) {
-        staging.stage(&buffers[i], arguments[i].name, arguments[i].kind == lower::LoweredArgument::InputBuffer);
-        staged[i] = true;
-        buffers[i].flags = 0; // the host data is the newest, and now on the device too
-      }
-    int32_t result = compiled->Code->function()(&call.Runtime, args.data());
-    if (result != 0)
-      throw failure("error code " + std::to_string(result));
-    for (size_t v = 0; v < outputs.size(); ++v)
-      if (staged[v] && (!arguments[v].on_host || (buffers[v].flags & ptxjit_buffer_device_dirty)))
-        staging.download(&buffers[v], arguments[v].name);
-    updateAllDirtyFlags(staged);
+    runtime::run_pipeline(&call.Runtime, run);
   } catch (const RuntimeError &e) {
-    throw failure(e.what()); // the handler's first message is the most specific
+    std::string first = call.first_error(); // the handler's first message is the most specific
+    throw RuntimeError("realize of " + contents.Name + " failed: " + (first.empty() ? e.what() : first));
+  }
+  if (!gpu)
+    return;
+  // The caller's buffers learn which copy is newer.
+  for (size_t i = 0, output = 0; i < arguments.size(); ++i) {
+    const bool isOutput = arguments[i].kind == lower::LoweredArgument::OutputBuffer;
+    RawBuffer *buffer = isOutput ? outputs[output++] : isBuffer(arguments[i]) ? &arguments[i].param->buffer : nullptr;
+    if (buffer) {
+      buffer->set_host_dirty(buffers[i].flags & ptxjit_buffer_host_dirty);
+      buffer->set_device_dirty(buffers[i].flags & ptxjit_buffer_device_dirty);
+    }
   }
 }
 

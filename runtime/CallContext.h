@@ -23,6 +23,8 @@ typedef struct ptxjit_call_context {
   int (*get_stream)(void *user_context, CUcontext context, CUstream *out);
   int (*device_malloc)(void *user_context, CUcontext context, CUstream stream, size_t bytes, CUdeviceptr *out);
   int (*device_free)(void *user_context, CUcontext context, CUstream stream, CUdeviceptr pointer);
+  /* The runtime's own: the realize's open GPU session (cuda/Session.h), or null. */
+  void *gpu_session;
 } ptxjit_call_context;
 
 #ifdef __cplusplus

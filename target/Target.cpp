@@ -29,6 +29,7 @@ constexpr std::array<std::string_view, NumFeatures> FeatureNames = {
     "cuda_capability_100",
     "cuda_capability_120",
     "cuda_capability_host",
+    "cuda_graphs",
     "debug",
     "strict_float",
     "no_asserts",
@@ -253,9 +254,12 @@ Target::Target(Arch arch, int bits, OS os) : TheArch(arch), Bits(bits), TheOS(os
                       std::to_string(bits), 0);
 }
 
-// Invariant: `cuda` is set exactly when one capability feature is set.
+// Invariant: `cuda` is set exactly when one capability feature is set; `cuda_graphs` only with
+// `cuda` (graphs hold kernels).
 Target Target::with_feature(Feature f) const {
   Target t = *this;
+  if (f == Feature::CUDAGraphs && !t.has_feature(Feature::CUDA))
+    t = t.with_feature(Feature::CUDA);
   if (isCapability(f)) {
     for (size_t i = 0; i < NumFeatures; ++i)
       if (isCapability(static_cast<Feature>(i)))
@@ -277,10 +281,12 @@ Target Target::without_feature(Feature f) const {
     for (size_t i = 0; i < NumFeatures; ++i)
       if (isCapability(static_cast<Feature>(i)))
         t.Features.reset(i);
+    t.Features.reset(static_cast<size_t>(Feature::CUDAGraphs));
   } else if (isCapability(f) && f != Feature::CUDACapabilityHost) {
     t.Features.set(static_cast<size_t>(Feature::CUDACapabilityHost));
   } else if (f == Feature::CUDACapabilityHost) {
     t.Features.reset(static_cast<size_t>(Feature::CUDA));
+    t.Features.reset(static_cast<size_t>(Feature::CUDAGraphs));
   }
   return t;
 }

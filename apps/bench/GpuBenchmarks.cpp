@@ -200,11 +200,103 @@ std::string gpu_benchmarks(bool quick) {
       cu::driver().cuLaunchKernel(empty, 1, 1, 1, 256, 1, 1, 0, uc.Stream, nullptr, nullptr);
     });
     double ours = perCall([&] { p.realize(&uc, out); });
+    Pipeline graph(twice);
+    graph.compile_jit(Target("host-cuda-cuda_graphs"));
+    graph.realize(&uc, out);
+    double oursGraph = perCall([&] { graph.realize(&uc, out); });
     oneKernelUs = ours;
-    cu::driver().cuModuleUnload(module);
-    fields.push_back("\"one_kernel_realize_us\": {\"ptxjit\": " + json_number(ours) + ", \"raw_cuLaunchKernel\": " + json_number(raw) +
+    fields.push_back("\"one_kernel_realize_us\": {\"ptxjit\": " + json_number(ours) + ", \"ptxjit_cuda_graphs\": " +
+                     json_number(oursGraph) + ", \"raw_cuLaunchKernel\": " + json_number(raw) +
                      ", \"overhead_us\": " + json_number(ours - raw) + "}");
+
+    // Four kernels a realize (three intermediates from the pool) against four raw launches.
+    Func s1("s1"), s2("s2"), s3("s3"), s4("s4");
+    s1(i) = X(i) * 2.0f;
+    s2(i) = s1(i) + 1.0f;
+    s3(i) = s2(i) * s2(i);
+    s4(i) = s3(i) - X(i);
+    for (Func *f : {&s1, &s2, &s3})
+      f->compute_root().gpu_tile(i, io, ii, 256);
+    s4.gpu_tile(i, io, ii, 256);
+    Pipeline four(s4);
+    four.compile_jit(Target("host-cuda"));
+    four.realize(&uc, out);
+    double rawFour = perCall([&] {
+      for (int k = 0; k < 4; ++k)
+        cu::driver().cuLaunchKernel(empty, 1, 1, 1, 256, 1, 1, 0, uc.Stream, nullptr, nullptr);
+    });
+    double oursFour = perCall([&] { four.realize(&uc, out); });
+    cu::driver().cuModuleUnload(module);
+    fields.push_back("\"four_kernel_realize_us\": {\"ptxjit\": " + json_number(oursFour) +
+                     ", \"raw_4x_cuLaunchKernel\": " + json_number(rawFour) + ", \"overhead_us\": " +
+                     json_number(oursFour - rawFour) + "}");
   }
+
+  // Eight small stencils in a row (seven intermediates), as stream launches and as a CUDA graph:
+  // the time from realize to a synchronized stream, and the host time a realize takes to enqueue.
+  for (int size : {256, 2048}) {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    std::vector<Func> stages;
+    stages.push_back(BoundaryConditions::repeat_edge(in));
+    for (int k = 1; k <= 8; ++k) {
+      Func &prev = stages.back();
+      Func stage("stage" + std::to_string(k));
+      if (k % 2)
+        stage(x, y) = (prev(x - 1, y) + prev(x, y) * 2.0f + prev(x + 1, y)) * 0.25f;
+      else
+        stage(x, y) = (prev(x, y - 1) + prev(x, y) * 2.0f + prev(x, y + 1)) * 0.25f;
+      stage.gpu_tile(x, y, xi, yi, 32, 8);
+      if (k < 8)
+        stage.compute_root();
+      stages.push_back(stage);
+    }
+    DeviceBuffer inDevice(size_t(size) * size * 4), outDevice(size_t(size) * size * 4);
+    Buffer<float> input = random_image({size, size}, inDevice, uc.Stream, 13);
+    in.set(input);
+    Buffer<float> out(size, size);
+    out.set_device(outDevice.Pointer);
+    double latencyUs[2], hostUs[2];
+    std::vector<float> results[2];
+    for (int graphs = 0; graphs < 2; ++graphs) {
+      Pipeline p(stages.back());
+      p.compile_jit(Target(graphs ? "host-cuda-cuda_graphs" : "host-cuda"));
+      std::vector<double> us;
+      for (int r = 0; r < 5 + 20 * reps; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        p.realize(&uc, out);
+        CHECK_CU(cuStreamSynchronize(uc.Stream));
+        if (r >= 5)
+          us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+      }
+      latencyUs[graphs] = median(us);
+      std::vector<double> enqueue;
+      for (int batch = 0; batch < 7; ++batch) {
+        const int calls = 50;
+        auto start = std::chrono::steady_clock::now();
+        for (int c = 0; c < calls; ++c)
+          p.realize(&uc, out);
+        enqueue.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / calls);
+        CHECK_CU(cuStreamSynchronize(uc.Stream));
+      }
+      hostUs[graphs] = median(enqueue);
+      results[graphs].resize(size_t(size) * size);
+      CHECK_CU(cuMemcpyDtoHAsync(results[graphs].data(), outDevice.Pointer, results[graphs].size() * 4, uc.Stream));
+      CHECK_CU(cuStreamSynchronize(uc.Stream));
+    }
+    fields.push_back("\"eight_stencils_" + std::to_string(size) + "\": {\"stream_realize_to_sync_us\": " +
+                     json_number(latencyUs[0]) + ", \"graph_realize_to_sync_us\": " + json_number(latencyUs[1]) +
+                     ", \"graph_speedup\": " + json_number(latencyUs[0] / latencyUs[1]) +
+                     ", \"stream_host_us_per_realize\": " + json_number(hostUs[0]) +
+                     ", \"graph_host_us_per_realize\": " + json_number(hostUs[1]) +
+                     ", \"graph_equals_stream\": " + std::string(results[0] == results[1] ? "true" : "false") + "}");
+  }
+  const CudaGraphStatistics graphStatistics = JIT::cuda_graph_statistics();
+  fields.push_back("\"cuda_graph_statistics\": {\"built\": " + std::to_string(graphStatistics.built) +
+                   ", \"instantiated\": " + std::to_string(graphStatistics.instantiated) +
+                   ", \"replayed\": " + std::to_string(graphStatistics.replayed) +
+                   ", \"updated_nodes\": " + std::to_string(graphStatistics.updated_nodes) +
+                   ", \"stream_fallbacks\": " + std::to_string(graphStatistics.stream_fallbacks) + "}");
 
   // Allocation + free through the transient pool against cuMemAlloc/cuMemFree, host time.
   {

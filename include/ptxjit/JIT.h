@@ -73,6 +73,16 @@ struct DeviceMemoryStatistics {
   bool pooled = false; ///< false until first used, or where the device has no pool support
 };
 
+/// What realizes on cuda_graphs targets did, process-wide, since the process started.
+struct CudaGraphStatistics {
+  uint64_t built = 0;            ///< graphs recorded from a realize's operations
+  uint64_t instantiated = 0;     ///< executable graphs made (one for each graph built)
+  uint64_t replayed = 0;         ///< realizes that launched a cached executable graph again
+  uint64_t updated_nodes = 0;    ///< kernel nodes given new arguments before a replay
+  uint64_t stream_fallbacks = 0; ///< realizes that ran on the stream: the pipeline's host code
+                                 ///< did what a graph cannot hold (see the README)
+};
+
 namespace JIT {
 /// Sets the process-wide default handlers, used from the next realize on. Returns the previous.
 JITHandlers set_default_handlers(const JITHandlers &handlers);
@@ -86,6 +96,7 @@ void trim_device_memory(int device, size_t keep_bytes = 0);
 /// Memory a pool keeps for reuse above `bytes` is released when streams synchronize (default:
 /// keep all). Applies to both pools.
 void set_device_memory_release_threshold(int device, uint64_t bytes);
+CudaGraphStatistics cuda_graph_statistics();
 } // namespace JIT
 
 /// Whether this process can run `target`'s device code: a CUDA driver, at least one device, and

@@ -48,6 +48,9 @@ public:
     CUDACapability120,
     /// Resolved from the device of the acquired context when device code is generated.
     CUDACapabilityHost,
+    /// A realize runs its kernels as a CUDA graph, built once per context and buffer shapes and
+    /// updated in place for new pointers and scalars (see the README).
+    CUDAGraphs,
     Debug,
     StrictFloat,
     NoAsserts,

@@ -13,11 +13,11 @@
 
 namespace ptxjit::runtime::cuda {
 
-class ScopedContext;
+class Session;
 
 class BufferStaging {
 public:
-  BufferStaging(ptxjit_call_context *call, ScopedContext &scoped);
+  explicit BufferStaging(Session &session);
   ~BufferStaging();
   BufferStaging(const BufferStaging &) = delete;
   BufferStaging &operator=(const BufferStaging &) = delete;
@@ -28,8 +28,7 @@ public:
   void download(ptxjit_buffer_t *buffer, const std::string &name);
 
 private:
-  ptxjit_call_context *Call;
-  ScopedContext &Scoped;
+  Session &Open;
   std::vector<CUdeviceptr> Allocations;
 };
 

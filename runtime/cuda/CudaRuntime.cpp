@@ -3,8 +3,9 @@
 #include "BufferStaging.h"
 #include "CudaDriver.h"
 #include "DeviceCode.h"
+#include "GraphRecording.h"
 #include "ReportError.h"
-#include "ScopedContext.h"
+#include "Session.h"
 #include "ptxjit/RuntimeError.h"
 
 namespace {
@@ -29,10 +30,20 @@ int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int
   try {
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0)
       return 0; // nothing to compute
-    ScopedContext scoped(call);
-    CUfunction f = code->function(scoped.context(), kernel, shared_bytes);
+    SessionUse use(call);
+    GraphRecording *recording = use.session().recording();
+    if (recording && (synchronize || !use.session().on_opening_thread())) {
+      recording->diverge(GraphRecording::Divergence::NotGraphable);
+      return -1; // the realize runs again on the stream
+    }
+    CUfunction f = code->function(use.context(), kernel, shared_bytes);
+    if (recording) {
+      const uint32_t grid[3] = {uint32_t(grid_x), uint32_t(grid_y), uint32_t(grid_z)};
+      const uint32_t block[3] = {uint32_t(block_x), uint32_t(block_y), uint32_t(block_z)};
+      return recording->launch(kernel, f, grid, block, uint32_t(shared_bytes), args) ? 0 : -1;
+    }
     const DriverApi &api = driver();
-    CUresult r = api.cuLaunchKernel(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, scoped.stream(),
+    CUresult r = api.cuLaunchKernel(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, use.stream(),
                                     args, nullptr);
     if (r != CUDA_SUCCESS) {
       std::string limits;
@@ -48,7 +59,7 @@ int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int
                ", " + std::to_string(shared_bytes) + " bytes of shared memory)" + limits);
     }
     if (synchronize) {
-      r = api.cuStreamSynchronize(scoped.stream());
+      r = api.cuStreamSynchronize(use.stream());
       if (r != CUDA_SUCCESS)
         fail("cuStreamSynchronize", r,
              "kernel " + code->kernel_name(kernel) + " (" + launchShape(grid_x, grid_y, grid_z, block_x, block_y, block_z) +
@@ -64,9 +75,16 @@ int32_t ptxjit_cuda_launch(void *context, void *device_code, int32_t kernel, int
 void *ptxjit_cuda_malloc(void *context, uint64_t bytes, const char *what) {
   auto *call = static_cast<ptxjit_call_context *>(context);
   try {
-    ScopedContext scoped(call);
+    SessionUse use(call);
+    if (GraphRecording *recording = use.session().recording()) {
+      if (!use.session().on_opening_thread()) {
+        recording->diverge(GraphRecording::Divergence::NotGraphable);
+        return nullptr;
+      }
+      return reinterpret_cast<void *>(recording->allocate(bytes)); // null once diverged
+    }
     CUdeviceptr pointer = 0;
-    int r = call->device_malloc(call->user_context, scoped.context(), scoped.stream(), bytes, &pointer);
+    int r = call->device_malloc(call->user_context, use.context(), use.stream(), bytes, &pointer);
     if (r != 0 || !pointer) {
       CUdevice device = -1;
       driver().cuCtxGetDevice(&device);
@@ -84,8 +102,15 @@ void *ptxjit_cuda_malloc(void *context, uint64_t bytes, const char *what) {
 void ptxjit_cuda_free(void *context, void *pointer) {
   auto *call = static_cast<ptxjit_call_context *>(context);
   try {
-    ScopedContext scoped(call);
-    if (int r = call->device_free(call->user_context, scoped.context(), scoped.stream(),
+    SessionUse use(call);
+    if (GraphRecording *recording = use.session().recording()) {
+      if (!use.session().on_opening_thread())
+        recording->diverge(GraphRecording::Divergence::NotGraphable);
+      else
+        recording->free(reinterpret_cast<CUdeviceptr>(pointer));
+      return;
+    }
+    if (int r = call->device_free(call->user_context, use.context(), use.stream(),
                                   reinterpret_cast<CUdeviceptr>(pointer));
         r != 0)
       report_error(context, "device_free failed with " + (r > 0 ? describe(static_cast<CUresult>(r)) : std::to_string(r)));
@@ -101,9 +126,13 @@ int32_t ptxjit_cuda_copy_to_device(void *context, ptxjit_buffer_t *buffer, const
   try {
     if (!buffer->device)
       throw ptxjit::RuntimeError(std::string("buffer ") + name + " is read on the GPU but has no device memory");
-    ScopedContext scoped(call);
+    SessionUse use(call);
+    if (GraphRecording *recording = use.session().recording()) {
+      recording->diverge(GraphRecording::Divergence::NotGraphable);
+      return -1;
+    }
     if (size_t bytes = buffer_span_bytes(*buffer))
-      PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(buffer->device, buffer->host, bytes, scoped.stream()),
+      PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(buffer->device, buffer->host, bytes, use.stream()),
                        std::string("the copy of buffer ") + name + " to the device");
     buffer->flags &= ~uint64_t(ptxjit_buffer_host_dirty);
     return 0;
@@ -120,11 +149,15 @@ int32_t ptxjit_cuda_copy_to_host(void *context, ptxjit_buffer_t *buffer, const c
   try {
     if (!buffer->host)
       throw ptxjit::RuntimeError(std::string("buffer ") + name + " is used on the host but has no host memory");
-    ScopedContext scoped(call);
+    SessionUse use(call);
+    if (GraphRecording *recording = use.session().recording()) {
+      recording->diverge(GraphRecording::Divergence::NotGraphable);
+      return -1;
+    }
     if (size_t bytes = buffer_span_bytes(*buffer))
-      PTXJIT_CUDA_CALL(cuMemcpyDtoHAsync(buffer->host, buffer->device, bytes, scoped.stream()),
+      PTXJIT_CUDA_CALL(cuMemcpyDtoHAsync(buffer->host, buffer->device, bytes, use.stream()),
                        std::string("the copy of buffer ") + name + " to the host");
-    PTXJIT_CUDA_CALL(cuStreamSynchronize(scoped.stream()), std::string("the kernels that wrote buffer ") + name);
+    PTXJIT_CUDA_CALL(cuStreamSynchronize(use.stream()), std::string("the kernels that wrote buffer ") + name);
     buffer->flags &= ~uint64_t(ptxjit_buffer_device_dirty);
     return 0;
   } catch (const std::exception &e) {

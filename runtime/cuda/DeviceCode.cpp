@@ -27,7 +27,7 @@ int max_ptx_version_for_driver(int driverVersion) {
   return 60;
 }
 
-DeviceCode::DeviceCode(std::string pipeline, std::vector<std::string> kernels, PTXGenerator generator)
+DeviceCode::DeviceCode(std::string pipeline, std::vector<Kernel> kernels, PTXGenerator generator)
     : Pipeline(std::move(pipeline)), Kernels(std::move(kernels)), Generator(std::move(generator)) {
   std::lock_guard<std::mutex> lock(RegistryMutex);
   Registry.insert(this);
@@ -41,6 +41,7 @@ DeviceCode::~DeviceCode() {
   std::string why;
   const DriverApi *api = try_driver(&why);
   for (auto &[context, loaded] : Modules) {
+    loaded.Graphs.reset();
     if (!api || api->cuCtxPushCurrent(context) != CUDA_SUCCESS)
       continue;
     if (CUresult r = api->cuModuleUnload(loaded.Module); r != CUDA_SUCCESS)
@@ -67,11 +68,11 @@ CUfunction DeviceCode::function(CUcontext context, int index, int32_t sharedByte
   Loaded &loaded = it->second;
   if (sharedBytes > loaded.SharedLimits[index]) {
     if (sharedBytes > loaded.DeviceSharedLimit)
-      throw RuntimeError("kernel " + Kernels[index] + " of " + Pipeline + " needs " + std::to_string(sharedBytes) +
+      throw RuntimeError("kernel " + Kernels[index].name + " of " + Pipeline + " needs " + std::to_string(sharedBytes) +
                          " bytes of shared memory per block; this device allows at most " +
                          std::to_string(loaded.DeviceSharedLimit) + "; use smaller tiles");
     PTXJIT_CUDA_CALL(cuFuncSetAttribute(loaded.Functions[index], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes),
-                     "kernel " + Kernels[index] + " of " + Pipeline + ", " + std::to_string(sharedBytes) +
+                     "kernel " + Kernels[index].name + " of " + Pipeline + ", " + std::to_string(sharedBytes) +
                          " bytes of dynamic shared memory");
     loaded.SharedLimits[index] = sharedBytes;
   }
@@ -107,16 +108,17 @@ std::map<CUcontext, DeviceCode::Loaded>::iterator DeviceCode::load(CUcontext con
   CUresult r = api.cuModuleLoadDataEx(&loaded.Module, ptx->second.c_str(), 3, options, values);
   if (r != CUDA_SUCCESS)
     fail("cuModuleLoadDataEx", r, "the kernels of " + Pipeline + (log[0] ? std::string(": ") + log : ""));
-  for (const std::string &name : Kernels) {
+  for (const Kernel &kernel : Kernels) {
     CUfunction f = nullptr;
-    if (CUresult e = api.cuModuleGetFunction(&f, loaded.Module, name.c_str()); e != CUDA_SUCCESS) {
+    if (CUresult e = api.cuModuleGetFunction(&f, loaded.Module, kernel.name.c_str()); e != CUDA_SUCCESS) {
       api.cuModuleUnload(loaded.Module);
-      fail("cuModuleGetFunction", e, "kernel " + name + " of " + Pipeline);
+      fail("cuModuleGetFunction", e, "kernel " + kernel.name + " of " + Pipeline);
     }
     loaded.Functions.push_back(f);
   }
   loaded.SharedLimits.assign(Kernels.size(), DefaultSharedLimit);
   loaded.DeviceSharedLimit = std::max(optIn, DefaultSharedLimit);
+  loaded.Graphs = std::make_unique<GraphCache>();
   return Modules.emplace(context, std::move(loaded)).first;
 }
 
@@ -125,6 +127,7 @@ void DeviceCode::forget(CUcontext context) {
   auto it = Modules.find(context);
   if (it == Modules.end())
     return;
+  it->second.Graphs.reset();
   const DriverApi &api = driver();
   if (api.cuCtxPushCurrent(context) == CUDA_SUCCESS) {
     api.cuModuleUnload(it->second.Module);
@@ -132,6 +135,19 @@ void DeviceCode::forget(CUcontext context) {
     api.cuCtxPopCurrent(&popped);
   }
   Modules.erase(it);
+}
+
+GraphCache &DeviceCode::graphs(CUcontext context) {
+  {
+    std::shared_lock<std::shared_mutex> lock(Mutex);
+    if (auto it = Modules.find(context); it != Modules.end())
+      return *it->second.Graphs;
+  }
+  std::unique_lock<std::shared_mutex> lock(Mutex);
+  auto it = Modules.find(context);
+  if (it == Modules.end())
+    it = load(context);
+  return *it->second.Graphs;
 }
 
 std::map<int, std::string> DeviceCode::ptx() const {

@@ -7,6 +7,8 @@
 // launches in different contexts and threads do not wait on each other; loading takes it
 // exclusively.
 
+#include "GraphCache.h"
+
 #include <cuda.h>
 
 #include <functional>
@@ -23,7 +25,12 @@ public:
   /// Makes the PTX for a capability (major*10+minor) at a PTX ISA version (e.g. 85).
   using PTXGenerator = std::function<std::string(int capability, int ptxVersion)>;
 
-  DeviceCode(std::string pipeline, std::vector<std::string> kernels, PTXGenerator generator);
+  struct Kernel {
+    std::string name;
+    std::vector<uint32_t> argument_bytes; ///< the size of each parameter's value
+  };
+
+  DeviceCode(std::string pipeline, std::vector<Kernel> kernels, PTXGenerator generator);
   ~DeviceCode();
   DeviceCode(const DeviceCode &) = delete;
   DeviceCode &operator=(const DeviceCode &) = delete;
@@ -35,7 +42,10 @@ public:
   /// Unloads what was loaded into `context` (which must still exist); later launches reload.
   void forget(CUcontext context);
   const std::string &pipeline() const { return Pipeline; }
-  const std::string &kernel_name(int index) const { return Kernels.at(index); }
+  const std::string &kernel_name(int index) const { return Kernels.at(index).name; }
+  const std::vector<uint32_t> &argument_bytes(int index) const { return Kernels.at(index).argument_bytes; }
+  /// The CUDA graphs of these kernels in `context` (which must be current); see GraphCache.
+  GraphCache &graphs(CUcontext context);
   /// The PTX made so far, by capability (for inspection and tests).
   std::map<int, std::string> ptx() const;
 
@@ -48,12 +58,13 @@ private:
     std::vector<CUfunction> Functions;
     std::vector<int32_t> SharedLimits; ///< each function's dynamic shared memory limit so far
     int32_t DeviceSharedLimit = 0;     ///< the most a block may opt in to on this device
+    std::unique_ptr<GraphCache> Graphs; ///< destroyed before the module is unloaded
   };
   /// Loads the module into `context`; the caller holds Mutex exclusively.
   std::map<CUcontext, Loaded>::iterator load(CUcontext context);
 
   std::string Pipeline;
-  std::vector<std::string> Kernels;
+  std::vector<Kernel> Kernels;
   PTXGenerator Generator;
   mutable std::shared_mutex Mutex; // guards PTX and Modules
   std::map<int, std::string> PTX;

@@ -23,10 +23,11 @@ using namespace ptxjit::fuzz;
 namespace {
 
 int runSeeds(uint64_t first, uint64_t last, bool gpu) {
-  // On the GPU, the debug feature synchronizes after each kernel: a fault names its kernel.
-  const std::string target = gpu ? "host-cuda-debug" : "host";
   int pass = 0, discarded = 0, wrong = 0, refused = 0;
   for (uint64_t seed = first; seed < last; ++seed) {
+    // On the GPU, even seeds run with the debug feature, which synchronizes after each kernel (a
+    // fault names its kernel); odd seeds as CUDA graphs, realized twice (built, then replayed).
+    const std::string target = !gpu ? "host" : seed % 2 ? "host-cuda-cuda_graphs" : "host-cuda-debug";
     PipelineDesc p = random_pipeline(seed, gpu);
     Result r = run_pipeline(p, target);
     switch (r.outcome) {
@@ -39,7 +40,7 @@ int runSeeds(uint64_t first, uint64_t last, bool gpu) {
     default: {
       ++(r.outcome == Outcome::Wrong ? wrong : refused);
       PipelineDesc reduced = reduce_failure(p, target, r.outcome);
-      std::printf("FAIL seed %llu (%s): %s\n%s\n", static_cast<unsigned long long>(seed),
+      std::printf("FAIL seed %llu (%s, %s): %s\n%s\n", static_cast<unsigned long long>(seed), target.c_str(),
                   r.outcome == Outcome::Wrong ? "wrong values" : "error", r.message.c_str(),
                   to_string(reduced).c_str());
     }

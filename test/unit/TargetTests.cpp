@@ -62,6 +62,8 @@ TEST_CASE("Valid target strings parse to their canonical form", "[unit][target]"
        "x86-64-linux-cuda-cuda_capability_90a-strict_float"},
       {"x86-64-linux-cuda-cuda_capability_120", "x86-64-linux-cuda-cuda_capability_120"},
       {"x86-64-linux-cuda-cuda_capability_50", "x86-64-linux-cuda-cuda_capability_50"},
+      {"host-cuda_graphs", host + "-cuda-cuda_capability_host-cuda_graphs"},
+      {"x86-64-linux-cuda_graphs-cuda_capability_90", "x86-64-linux-cuda-cuda_capability_90-cuda_graphs"},
   };
   for (const auto &[spelling, canonical] : table) {
     INFO(spelling);
@@ -93,6 +95,7 @@ TEST_CASE("Target properties and capability helpers", "[unit][target]") {
     CHECK(v.cuda_capability() == 90);
     CHECK_FALSE(v.has_feature(Feature::CUDACapability80));
     CHECK(Target("host").with_feature(Feature::CUDA) == Target("host-cuda"));
+    CHECK(Target("host").with_feature(Feature::CUDAGraphs) == Target("host-cuda-cuda_graphs"));
   }
   SECTION("without_feature keeps cuda and its capability together") {
     CHECK(t.without_feature(Feature::CUDA) == Target("x86-64-linux-debug"));
@@ -100,6 +103,7 @@ TEST_CASE("Target properties and capability helpers", "[unit][target]") {
     CHECK(Target("host-cuda").without_feature(Feature::CUDACapabilityHost) == Target("host"));
     CHECK(t.without_feature(Feature::StrictFloat) == t);
     CHECK(t.without_feature(Feature::Debug) == Target("x86-64-linux-cuda-cuda_capability_86"));
+    CHECK(Target("x86-64-linux-cuda-cuda_graphs").without_feature(Feature::CUDA) == Target("x86-64-linux"));
   }
 }
 
