@@ -79,6 +79,7 @@ DeviceMemoryStatistics JIT::device_memory_statistics(int device, DeviceMemory po
 void JIT::trim_device_memory(int device, size_t keep_bytes) {
   for (auto kind : {runtime::cuda::PoolKind::Transient, runtime::cuda::PoolKind::Buffer})
     runtime::cuda::trim_pool(kind, device, keep_bytes);
+  runtime::cuda::trim_graph_memory(device);
 }
 
 void JIT::set_device_memory_release_threshold(int device, uint64_t bytes) {

@@ -183,16 +183,18 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
   for (const auto &output : contents.Outputs)
     for (size_t v = 0; v < output->types.size(); ++v, ++k) {
       const RawBuffer &buffer = *outputs[k];
+      // The names for messages are made only when one is needed: a realize allocates nothing here.
       const bool tuple = output->types.size() > 1;
-      const std::string value = output->name + (tuple ? " value " + std::to_string(v) : "");
-      const std::string which = oneOutput ? "output buffer" + (tuple ? " " + std::to_string(v) : "") + " of Func " +
-                                                output->name
-                                          : "output buffer " + std::to_string(k) + " (Func " + value + ")";
+      auto value = [&] { return output->name + (tuple ? " value " + std::to_string(v) : ""); };
+      auto which = [&] {
+        return oneOutput ? "output buffer" + (tuple ? " " + std::to_string(v) : "") + " of Func " + output->name
+                         : "output buffer " + std::to_string(k) + " (Func " + value() + ")";
+      };
       if (buffer.dimensions() != static_cast<int>(output->args.size()))
-        throw RuntimeError(which + " has " + std::to_string(buffer.dimensions()) + " dimensions, but " + output->name +
-                           " has " + std::to_string(output->args.size()));
+        throw RuntimeError(which() + " has " + std::to_string(buffer.dimensions()) + " dimensions, but " +
+                           output->name + " has " + std::to_string(output->args.size()));
       if (Type(static_cast<Type::Code>(buffer.type().code), buffer.type().bits) != output->types[v])
-        throw RuntimeError(which + " has type " + typeName(buffer.type()) + ", but " + value + " has type " +
+        throw RuntimeError(which() + " has type " + typeName(buffer.type()) + ", but " + value() + " has type " +
                            to_string(output->types[v]));
     }
 

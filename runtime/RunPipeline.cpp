@@ -93,17 +93,22 @@ void runWithKernels(ptxjit_call_context *call, const PipelineRun &run) {
       PTXJIT_CUDA_CALL(cuMemcpyHtoDAsync(b.device, b.host, bytes, session.stream()), "input " + run.arguments[i].name);
     b.flags &= ~uint64_t(ptxjit_buffer_host_dirty);
   }
-  // Buffers that kernels use without a device copy of the caller's get one for the call.
+  // Buffers that kernels use without a device copy of the caller's get one for the call. (The
+  // bookkeeping is allocated only then: a realize on device buffers allocates nothing here.)
+  auto needsStaging = [&](size_t i) {
+    return isBuffer(run.arguments[i]) && run.arguments[i].on_device && !run.buffers[i].device;
+  };
   cuda::BufferStaging staging(session);
-  std::vector<uint64_t> stagedFlags(run.count, 0);
-  std::vector<bool> staged(run.count, false);
+  std::vector<uint64_t> stagedFlags;
+  std::vector<bool> staged;
   for (size_t i = 0; i < run.count; ++i) {
-    const PipelineArgument &a = run.arguments[i];
-    if (!isBuffer(a) || !a.on_device || run.buffers[i].device)
+    if (!needsStaging(i))
       continue;
+    staged.resize(run.count, false);
+    stagedFlags.resize(run.count, 0);
     staged[i] = true;
     stagedFlags[i] = run.buffers[i].flags;
-    staging.stage(&run.buffers[i], a.name, a.kind == PipelineArgument::Kind::InputBuffer);
+    staging.stage(&run.buffers[i], run.arguments[i].name, run.arguments[i].kind == PipelineArgument::Kind::InputBuffer);
     run.buffers[i].flags = 0; // the host data is the newest, and now on the device too
   }
   if (run.cuda_graphs)
@@ -113,7 +118,7 @@ void runWithKernels(ptxjit_call_context *call, const PipelineRun &run) {
   for (size_t i = 0; i < run.count; ++i) {
     const PipelineArgument &a = run.arguments[i];
     ptxjit_buffer_t &b = run.buffers[i];
-    if (staged[i]) {
+    if (!staged.empty() && staged[i]) {
       if (a.kind == PipelineArgument::Kind::OutputBuffer && (!a.on_host || (b.flags & ptxjit_buffer_device_dirty)))
         staging.download(&b, a.name);
       b.device = 0;

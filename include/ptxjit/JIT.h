@@ -91,7 +91,8 @@ JITHandlers set_default_handlers(const JITHandlers &handlers);
 /// with that handle load them again.
 void forget_context(CUcontext context);
 DeviceMemoryStatistics device_memory_statistics(int device, DeviceMemory pool = DeviceMemory::Intermediates);
-/// Gives memory each pool keeps for reuse back to the device, down to `keep_bytes` per pool.
+/// Gives memory each pool keeps for reuse back to the device, down to `keep_bytes` per pool, and
+/// the memory cached for CUDA graphs' intermediates that no graph launched or running uses.
 void trim_device_memory(int device, size_t keep_bytes = 0);
 /// Memory a pool keeps for reuse above `bytes` is released when streams synchronize (default:
 /// keep all). Applies to both pools.

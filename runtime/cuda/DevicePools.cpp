@@ -172,6 +172,12 @@ PoolStatistics pool_statistics(PoolKind kind, int device) {
   return s;
 }
 
+void trim_graph_memory(int device) {
+  CUdevice handle;
+  PTXJIT_CUDA_CALL(cuDeviceGet(&handle, device), "the graph memory of device " + std::to_string(device));
+  PTXJIT_CUDA_CALL(cuDeviceGraphMemTrim(handle), "the graph memory of device " + std::to_string(device));
+}
+
 void trim_pool(PoolKind kind, int device, size_t keep) {
   DevicePool *p = poolFor(kind, device);
   if (p->Pool) {

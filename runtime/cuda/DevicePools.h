@@ -36,6 +36,9 @@ int pool_free(PoolKind kind, CUstream stream, CUdeviceptr pointer);
 PoolStatistics pool_statistics(PoolKind kind, int device);
 /// Releases reserved memory beyond `keep` bytes back to the device.
 void trim_pool(PoolKind kind, int device, size_t keep);
+/// Gives the memory the driver keeps for CUDA graphs' allocation nodes on `device`, where no
+/// graph launched or running uses it, back to the device.
+void trim_graph_memory(int device);
 /// Reserved memory above `bytes` is released at the next synchronization (default: keep all).
 void set_pool_release_threshold(PoolKind kind, int device, uint64_t bytes);
 /// Frees the blocks the fallback caches keep for `context` (before it is destroyed).

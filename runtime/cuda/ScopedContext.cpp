@@ -15,11 +15,16 @@ ScopedContext::ScopedContext(ptxjit_call_context *call) : Call(call) {
                        (Context ? "" : ", no context") + "); no GPU work was done");
   }
   Acquired = true;
-  if (CUresult r = api.cuCtxPushCurrent(Context); r != CUDA_SUCCESS) {
-    cleanup();
-    fail("cuCtxPushCurrent", r, "the acquired context");
+  // Where the acquired context is current already (the caller's, as beside PyTorch), pushing and
+  // popping it would change nothing.
+  CUcontext current = nullptr;
+  if (api.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != Context) {
+    if (CUresult r = api.cuCtxPushCurrent(Context); r != CUDA_SUCCESS) {
+      cleanup();
+      fail("cuCtxPushCurrent", r, "the acquired context");
+    }
+    Pushed = true;
   }
-  Pushed = true;
   if (int r = call->get_stream(call->user_context, Context, &Stream); r != 0) {
     cleanup();
     throw RuntimeError("the get_stream handler failed (returned " + std::to_string(r) + ")");

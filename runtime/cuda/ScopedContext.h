@@ -2,8 +2,8 @@
 #define PTXJIT_RUNTIME_CUDA_SCOPEDCONTEXT_H
 
 // Brackets driver work in one call: acquires a context through the call's handler, makes it
-// current (push), gets the call's stream, and on scope exit pops (restoring the caller's
-// current context exactly) and releases, errors included.
+// current (push, unless it is current already), gets the call's stream, and on scope exit pops
+// (restoring the caller's current context exactly) and releases, errors included.
 
 #include "CallContext.h"
 
