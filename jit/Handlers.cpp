@@ -1,5 +1,6 @@
 #include "Handlers.h"
 
+#include "DiskCache.h"
 #include "cuda/DefaultHandlers.h"
 #include "cuda/DeviceCode.h"
 #include "cuda/DevicePools.h"
@@ -95,6 +96,19 @@ CudaGraphStatistics JIT::cuda_graph_statistics() {
   s.replayed = c.replayed.load(std::memory_order_relaxed);
   s.updated_nodes = c.updated_nodes.load(std::memory_order_relaxed);
   s.stream_fallbacks = c.stream_fallbacks.load(std::memory_order_relaxed);
+  return s;
+}
+
+CompileCacheStatistics JIT::compile_cache_statistics() {
+  const jit::DiskCacheCounters &c = jit::DiskCache::process().counters();
+  CompileCacheStatistics s;
+  s.hits = c.hits.load(std::memory_order_relaxed);
+  s.misses = c.misses.load(std::memory_order_relaxed);
+  s.stores = c.stores.load(std::memory_order_relaxed);
+  s.bytes_read = c.bytes_read.load(std::memory_order_relaxed);
+  s.bytes_written = c.bytes_written.load(std::memory_order_relaxed);
+  s.evictions = c.evictions.load(std::memory_order_relaxed);
+  s.rejected = c.rejected.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -1,11 +1,11 @@
 #include "HostJIT.h"
 
-#include "DeviceCodeGenerator.h"
+#include "RuntimeInterface.h"
 #include "codegen/CodeGen_Host.h"
 #include "codegen/LLVMOptimizer.h"
-#include "RuntimeInterface.h"
-#include "ir/IR.h"
+#include "ptxjit/Error.h"
 
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -16,7 +16,6 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <mutex>
 
@@ -82,6 +81,7 @@ JITState &state() {
     if (!process)
       throw InternalError("cannot search the process for symbols: " + describe(process.takeError()));
     main.addGenerator(std::move(*process));
+    codegen::load_vector_math_library(); // before the process generator above looks for its symbols
     return s;
   }();
   return *instance;
@@ -89,76 +89,59 @@ JITState &state() {
 
 } // namespace
 
-std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pipeline, const Target &target) {
+std::string host_triple() { return state().Triple; }
+
+std::string host_machine() {
   JITState &s = state();
-  auto start = std::chrono::steady_clock::now();
+  return s.Triple + ' ' + s.Machine->getTargetCPU().str() + ' ' + s.Machine->getTargetFeatureString().str();
+}
+
+const llvm::DataLayout &host_data_layout() { return state().JIT->getDataLayout(); }
+
+void optimize_host_module(llvm::Module &module) {
+  JITState &s = state();
+  std::lock_guard<std::mutex> lock(s.MachineMutex);
+  codegen::optimize_module(module, *s.Machine);
+}
+
+std::string emit_host_object(llvm::Module &module) {
+  JITState &s = state();
+  std::lock_guard<std::mutex> lock(s.MachineMutex);
+  llvm::orc::SimpleCompiler compiler(*s.Machine);
+  auto object = compiler(module);
+  if (!object)
+    throw InternalError("cannot compile the host code of " + module.getName().str() + ": " +
+                        describe(object.takeError()));
+  return (*object)->getBuffer().str();
+}
+
+LinkedHostCode link_host_object(const std::string &object, const std::string &functionName,
+                                const std::string &deviceCodeGlobal, const std::string &pipeline) {
+  JITState &s = state();
   static std::atomic<uint64_t> counter{0};
-  std::string name = "ptxjit_" + pipeline.name + "_" + std::to_string(counter.fetch_add(1));
-
-  const int debug = lower::debug_level();
-  auto phase = [&, last = start](const char *what) mutable {
-    auto now = std::chrono::steady_clock::now();
-    if (debug >= 2)
-      std::fprintf(stderr, "ptxjit: %s of %s: %.3f ms\n", what, pipeline.name.c_str(),
-                   std::chrono::duration<double, std::milli>(now - last).count());
-    last = now;
-  };
-
-  auto context = std::make_unique<llvm::LLVMContext>();
-  codegen::CodeGen_Host generator(*context, target);
-  std::unique_ptr<llvm::Module> module = generator.compile(pipeline, name, s.JIT->getDataLayout(), s.Triple);
-  phase("LLVM IR generation");
-  {
-    std::lock_guard<std::mutex> lock(s.MachineMutex);
-    codegen::optimize_module(*module, *s.Machine);
-  }
-  phase("LLVM optimization");
-  if (debug >= 3) {
-    std::string text;
-    llvm::raw_string_ostream out(text);
-    module->print(out, nullptr);
-    std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", pipeline.name.c_str(), out.str().c_str());
-  }
-
-  llvm::orc::ResourceTrackerSP tracker = s.JIT->getMainJITDylib().createResourceTracker();
-  if (auto error = s.JIT->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
-    throw InternalError("JIT: cannot add the module of " + pipeline.name + ": " + describe(std::move(error)));
-  auto symbol = s.JIT->lookup(name);
-  if (!symbol) {
-    std::string message = describe(symbol.takeError());
-    llvm::consumeError(tracker->remove());
-    throw InternalError("JIT: cannot compile " + pipeline.name + ": " + message);
-  }
-  phase("machine code generation");
-  std::shared_ptr<void> resources(nullptr, [tracker](void *) {
-    if (auto error = tracker->remove())
+  auto dylib = s.JIT->createJITDylib("ptxjit_pipeline_" + std::to_string(counter.fetch_add(1)));
+  if (!dylib)
+    throw InternalError("JIT: cannot make a library for " + pipeline + ": " + describe(dylib.takeError()));
+  llvm::orc::JITDylib &library = *dylib;
+  library.addToLinkOrder(s.JIT->getMainJITDylib()); // the runtime and the C library
+  std::shared_ptr<void> owner(nullptr, [&library, &s](void *) {
+    if (auto error = s.JIT->getExecutionSession().removeJITDylib(library))
       std::fprintf(stderr, "ptxjit: removing compiled code failed: %s\n", describe(std::move(error)).c_str());
   });
-  // The kernels' PTX is made per compute capability when a context first runs them.
-  std::vector<codegen::KernelRecord> kernels = generator.kernels();
-  std::unique_ptr<runtime::cuda::DeviceCode> device;
-  if (!kernels.empty()) {
-    std::vector<runtime::cuda::DeviceCode::Kernel> signatures;
-    for (const codegen::KernelRecord &k : kernels) {
-      runtime::cuda::DeviceCode::Kernel &signature = signatures.emplace_back();
-      signature.name = k.name;
-      for (const codegen::KernelArgument &a : k.closure.arguments)
-        signature.argument_bytes.push_back(a.is_buffer ? sizeof(CUdeviceptr) : uint32_t(a.type.bytes()));
-    }
-    device = std::make_unique<runtime::cuda::DeviceCode>(
-        pipeline.name, std::move(signatures), [kernels, target](int capability, int ptxVersion) {
-          return generate_ptx(kernels, device_target(target, capability), ptxVersion);
-        });
-    auto global = s.JIT->lookup(codegen::CodeGen_Host::device_code_global(name));
-    if (!global) {
-      std::string message = describe(global.takeError());
-      throw InternalError("JIT: the device code slot of " + pipeline.name + " is missing: " + message);
-    }
-    *global->toPtr<runtime::cuda::DeviceCode **>() = device.get();
+  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, functionName);
+  if (auto error = s.JIT->addObjectFile(library, std::move(buffer)))
+    throw InternalError("JIT: cannot add the object of " + pipeline + ": " + describe(std::move(error)));
+  auto function = s.JIT->lookup(library, functionName);
+  if (!function)
+    throw InternalError("JIT: cannot link " + pipeline + ": " + describe(function.takeError()));
+  void **slot = nullptr;
+  if (!deviceCodeGlobal.empty()) {
+    auto global = s.JIT->lookup(library, deviceCodeGlobal);
+    if (!global)
+      throw InternalError("JIT: the device code slot of " + pipeline + " is missing: " + describe(global.takeError()));
+    slot = global->toPtr<void **>();
   }
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return std::make_shared<CompiledHostCode>(symbol->toPtr<PipelineFunction>(), std::move(resources), ms,
-                                            std::move(kernels), std::move(device));
+  return LinkedHostCode(function->toPtr<PipelineFunction>(), slot, std::move(owner));
 }
 
 } // namespace ptxjit::jit

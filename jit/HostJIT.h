@@ -1,13 +1,13 @@
 #ifndef PTXJIT_JIT_HOSTJIT_H
 #define PTXJIT_JIT_HOSTJIT_H
 
-// The process's ORC JIT for host code. Compiled pipelines live in it until the last user of
-// their CompiledHostCode releases it. LLJIT is thread-safe; creating it happens once.
+// The process's ORC JIT for host code. A pipeline's host code is compiled to a relocatable
+// object (which the disk cache keeps) and linked into a JITDylib of its own, so that objects of
+// equal pipelines, whose symbols have equal names, can be loaded side by side. The code stays
+// until the last holder of its LinkedHostCode lets go. LLJIT is thread-safe; it is made once.
 
-#include "codegen/CodeGen_Host.h"
-#include "cuda/DeviceCode.h"
-#include "lower/Lower.h"
-#include "ptxjit/Target.h"
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
 
 #include <cstdint>
 #include <memory>
@@ -17,30 +17,36 @@ namespace ptxjit::jit {
 
 using PipelineFunction = int32_t (*)(void *context, void **args);
 
-/// Host machine code for one lowered pipeline, and on CUDA targets its kernels. Removed from
-/// the JIT on destruction.
-class CompiledHostCode {
+/// The target triple and data layout host modules are generated for.
+std::string host_triple();
+const llvm::DataLayout &host_data_layout();
+/// The host's triple, CPU and features: host code is made for this machine's vector unit.
+std::string host_machine();
+
+/// Optimizes `module` for the host.
+void optimize_host_module(llvm::Module &module);
+/// Compiles `module` to an ELF relocatable object. Throws InternalError.
+std::string emit_host_object(llvm::Module &module);
+
+/// An object linked into the JIT: its pipeline function, and the slot its kernel launches read
+/// their DeviceCode from (null on host-only pipelines). Unlinked on destruction.
+class LinkedHostCode {
 public:
-  CompiledHostCode(PipelineFunction function, std::shared_ptr<void> resources, double compileMs,
-                   std::vector<codegen::KernelRecord> kernels, std::unique_ptr<runtime::cuda::DeviceCode> device)
-      : Function(function), Resources(std::move(resources)), CompileMilliseconds(compileMs),
-        Kernels(std::move(kernels)), Device(std::move(device)) {}
+  LinkedHostCode(PipelineFunction function, void **deviceCodeSlot, std::shared_ptr<void> dylib)
+      : Function(function), DeviceCodeSlot(deviceCodeSlot), Dylib(std::move(dylib)) {}
   PipelineFunction function() const { return Function; }
-  double compile_milliseconds() const { return CompileMilliseconds; }
-  const std::vector<codegen::KernelRecord> &kernels() const { return Kernels; }
-  /// Null for host-only pipelines.
-  runtime::cuda::DeviceCode *device_code() const { return Device.get(); }
+  void **device_code_slot() const { return DeviceCodeSlot; }
 
 private:
   PipelineFunction Function;
-  std::shared_ptr<void> Resources;
-  double CompileMilliseconds;
-  std::vector<codegen::KernelRecord> Kernels;
-  std::unique_ptr<runtime::cuda::DeviceCode> Device;
+  void **DeviceCodeSlot;
+  std::shared_ptr<void> Dylib;
 };
 
-/// Generates, optimizes and JIT-compiles host code for `pipeline`.
-std::shared_ptr<CompiledHostCode> compile_host(const lower::LoweredPipeline &pipeline, const Target &target);
+/// Links `object` and finds `functionName` in it (and, where `deviceCodeGlobal` is not empty,
+/// that global). Throws InternalError naming `pipeline`.
+LinkedHostCode link_host_object(const std::string &object, const std::string &functionName,
+                                const std::string &deviceCodeGlobal, const std::string &pipeline);
 
 } // namespace ptxjit::jit
 

@@ -1,12 +1,11 @@
 #include "ptxjit/Pipeline.h"
 
-#include "DeviceCodeGenerator.h"
 #include "Handlers.h"
-#include "HostJIT.h"
+#include "PipelineCompiler.h"
 #include "RunPipeline.h"
 #include "cuda/CudaDriver.h"
-#include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
+#include "lang/DefinitionKey.h"
 #include "lang/Function.h"
 #include "lang/Parameter.h"
 
@@ -24,17 +23,6 @@ namespace {
 
 std::string typeName(ptxjit_type_t t) { return to_string(Type(static_cast<Type::Code>(t.code), t.bits, t.lanes)); }
 
-// Compiled code shared by structurally identical pipelines for one target.
-std::mutex CacheMutex; // guards Cache
-std::map<std::string, std::weak_ptr<jit::CompiledHostCode>> Cache;
-
-std::string cacheKey(const lower::LoweredPipeline &lowered, const Target &target) {
-  std::string key = target.to_string() + '\0' + ir::structural_key(lowered.body);
-  for (const auto &a : lowered.arguments)
-    key += '\0' + a.name + ':' + std::to_string(a.kind) + ':' + to_string(a.type) + ':' + std::to_string(a.dimensions);
-  return key;
-}
-
 Target checkHostTarget(const Target &target) {
   Target host = get_host_target();
   if (target.arch() != host.arch() || target.bits() != host.bits() || target.os() != host.os())
@@ -42,10 +30,10 @@ Target checkHostTarget(const Target &target) {
   return target;
 }
 
-// How the runtime sees each argument of a lowered pipeline.
-std::vector<runtime::PipelineArgument> runArguments(const lower::LoweredPipeline &lowered) {
+// How the runtime sees each argument of a compiled pipeline.
+std::vector<runtime::PipelineArgument> runArguments(const std::vector<lower::LoweredArgument> &arguments) {
   std::vector<runtime::PipelineArgument> out;
-  for (const lower::LoweredArgument &a : lowered.arguments) {
+  for (const lower::LoweredArgument &a : arguments) {
     runtime::PipelineArgument &r = out.emplace_back();
     r.kind = a.kind == lower::LoweredArgument::InputBuffer    ? runtime::PipelineArgument::Kind::InputBuffer
              : a.kind == lower::LoweredArgument::OutputBuffer ? runtime::PipelineArgument::Kind::OutputBuffer
@@ -67,10 +55,11 @@ struct PipelineContents {
   JITHandlers Handlers;
   std::mutex Mutex; // guards Compiled and CompiledFor
   struct Compiled {
-    lower::LoweredPipeline Lowered;
+    /// The compiled code's arguments, bound to this Pipeline's Params and ImageParams.
+    std::vector<lower::LoweredArgument> Arguments;
     std::vector<runtime::PipelineArgument> RunArguments;
     bool CudaGraphs = false;
-    std::shared_ptr<jit::CompiledHostCode> Code;
+    std::shared_ptr<const jit::CompiledPipeline> Code;
   };
   std::shared_ptr<const Compiled> Current;
   Target CompiledFor;
@@ -96,24 +85,26 @@ JITHandlers &Pipeline::jit_handlers() { return Contents->Handlers; }
 
 void Pipeline::compile_jit(const Target &requested) {
   Target target = checkHostTarget(requested);
+  DefinitionKey key = definition_key(Contents->Outputs);
+  // The compile cache's one warning goes to the Pipeline's print handler, else the default one.
+  void (*print)(JITUserContext *, const char *) = Contents->Handlers.print ? Contents->Handlers.print
+                                                                            : jit::default_handlers().print;
+  std::function<void(const char *)> warn;
+  if (print)
+    warn = [print](const char *message) { print(nullptr, message); };
   auto compiled = std::make_shared<PipelineContents::Compiled>();
-  compiled->Lowered = lower::lower(Contents->Outputs, target);
-  compiled->RunArguments = runArguments(compiled->Lowered);
+  compiled->Code = jit::compile_pipeline(Contents->Outputs, key, target, warn);
+  for (const lower::LoweredArgument &a : compiled->Code->arguments()) {
+    lower::LoweredArgument &bound = compiled->Arguments.emplace_back(a);
+    if (a.kind == lower::LoweredArgument::OutputBuffer)
+      continue;
+    auto it = key.parameters.find(a.name);
+    if (it == key.parameters.end())
+      throw InternalError("the compiled code of " + Contents->Name + " takes " + a.name + ", which it does not use");
+    bound.param = it->second;
+  }
+  compiled->RunArguments = runArguments(compiled->Arguments);
   compiled->CudaGraphs = target.has_feature(Target::Feature::CUDAGraphs);
-  std::string key = cacheKey(compiled->Lowered, target);
-  {
-    std::lock_guard<std::mutex> lock(CacheMutex);
-    if (auto it = Cache.find(key); it != Cache.end())
-      compiled->Code = it->second.lock();
-  }
-  if (!compiled->Code) {
-    compiled->Code = jit::compile_host(compiled->Lowered, target);
-    std::lock_guard<std::mutex> lock(CacheMutex);
-    // Entries of pipelines no longer alive go when a new one comes, so the cache stays small.
-    for (auto it = Cache.begin(); it != Cache.end();)
-      it = it->second.expired() ? Cache.erase(it) : std::next(it);
-    Cache[key] = compiled->Code;
-  }
   std::lock_guard<std::mutex> lock(Contents->Mutex);
   Contents->Current = std::move(compiled);
   Contents->CompiledFor = target;
@@ -123,11 +114,14 @@ std::string Pipeline::compile_to_ptx(const Target &target, int ptxVersion) {
   if (!target.has_gpu_feature() || target.cuda_capability() == 0)
     throw CompileError("compile_to_ptx needs a target with a fixed CUDA capability, not " + target.to_string());
   compile_jit(target);
-  std::lock_guard<std::mutex> lock(Contents->Mutex);
-  const auto &kernels = Contents->Current->Code->kernels();
-  if (kernels.empty())
+  std::shared_ptr<const PipelineContents::Compiled> compiled;
+  {
+    std::lock_guard<std::mutex> lock(Contents->Mutex);
+    compiled = Contents->Current;
+  }
+  if (!compiled->Code->device_code())
     throw CompileError("pipeline " + Contents->Name + " has no GPU schedule: there are no kernels");
-  return jit::generate_ptx(kernels, target, ptxVersion);
+  return compiled->Code->ptx(target, ptxVersion);
 }
 
 std::string Pipeline::lowered_stmt(const Target &target) const {
@@ -200,7 +194,7 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
 
   // Per-call descriptors and scalar values: concurrent realizes share nothing they write, and
   // a pipeline of up to 16 arguments allocates nothing here.
-  const auto &arguments = compiled->Lowered.arguments;
+  const auto &arguments = compiled->Arguments;
   llvm::SmallVector<ptxjit_buffer_t, 16> buffers(arguments.size());
   llvm::SmallVector<uint64_t, 16> scalars(arguments.size());
   llvm::SmallVector<void *, 16> args(arguments.size());

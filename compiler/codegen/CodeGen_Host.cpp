@@ -70,6 +70,12 @@ const VectorMathLibrary &vectorMathLibrary() {
 
 } // namespace
 
+bool load_vector_math_library() { return vectorMathLibrary().loaded; }
+
+namespace {
+
+} // namespace
+
 llvm::Value *CodeGen_Host::call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) {
   if (t.is_vector() && t.is_float() && t.bits == 32 && !TheTarget.has_feature(Target::Feature::StrictFloat)) {
     // As Halide does: inline polynomials, several times faster than a library's exact ones.

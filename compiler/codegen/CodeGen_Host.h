@@ -23,6 +23,11 @@ struct KernelRecord {
   KernelClosure closure;
 };
 
+/// Loads glibc's vector math library (libmvec) into the process, once, so that the JIT resolves
+/// the calls host code makes to it (code from the compile cache included). False where the
+/// library is missing; host code then calls the scalar functions.
+bool load_vector_math_library();
+
 class CodeGen_Host : public CodeGen_LLVM {
 public:
   CodeGen_Host(llvm::LLVMContext &context, const Target &target);

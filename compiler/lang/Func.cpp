@@ -626,15 +626,36 @@ Stage &Stage::unroll(const VarOrRVar &var) {
   setForType(schedule(), name(), "unroll", var, ForType::Unrolled);
   return *this;
 }
-// The inner loop gets a fresh name, so that vectorize or unroll by a factor can be applied to the
-// same loop again (`unroll(x, 3).unroll(x, 2)`), as in Halide.
+namespace {
+
+// A name for a new inner loop that no loop of the stage has, so that vectorize or unroll by a
+// factor can be applied to the same loop again (`unroll(x, 3).unroll(x, 2)`), as in Halide. It
+// depends only on the stage's schedule, so the same program gets the same names every time (and
+// its compiled code is found in the compile cache).
+std::string freshLoopName(const StageSchedule &schedule, const std::string &base) {
+  auto taken = [&](const std::string &name) {
+    for (const Dim &d : schedule.dims)
+      if (d.var == name)
+        return true;
+    for (const Split &s : schedule.splits)
+      if (s.old_var == name || s.outer == name || s.inner == name)
+        return true;
+    return false;
+  };
+  for (int n = 0;; ++n)
+    if (std::string name = base + std::to_string(n); !taken(name))
+      return name;
+}
+
+} // namespace
+
 Stage &Stage::vectorize(const VarOrRVar &var, int factor, TailStrategy tail) {
-  Var inner(unique_name((var.name() + "_vi").c_str()));
+  Var inner(freshLoopName(schedule(), var.name() + "_vi"));
   split(var, var, inner, factor, tail);
   return vectorize(inner);
 }
 Stage &Stage::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
-  Var inner(unique_name((var.name() + "_ui").c_str()));
+  Var inner(freshLoopName(schedule(), var.name() + "_ui"));
   split(var, var, inner, factor, tail);
   return unroll(inner);
 }

@@ -83,6 +83,16 @@ struct CudaGraphStatistics {
                                  ///< did what a graph cannot hold (see the README)
 };
 
+/// What the on-disk compile cache did in this process (PTXJIT_CACHE_DIR; see the README). Each
+/// compile looks up its host code, and each new capability and device its PTX and binary.
+struct CompileCacheStatistics {
+  uint64_t hits = 0, misses = 0;      ///< entries found whole, and not found (or damaged)
+  uint64_t stores = 0;                ///< entries written
+  uint64_t bytes_read = 0, bytes_written = 0;
+  uint64_t evictions = 0;             ///< least recently used entries deleted under the size cap
+  uint64_t rejected = 0;              ///< entries found truncated or corrupted (and compiled again)
+};
+
 namespace JIT {
 /// Sets the process-wide default handlers, used from the next realize on. Returns the previous.
 JITHandlers set_default_handlers(const JITHandlers &handlers);
@@ -98,6 +108,7 @@ void trim_device_memory(int device, size_t keep_bytes = 0);
 /// keep all). Applies to both pools.
 void set_device_memory_release_threshold(int device, uint64_t bytes);
 CudaGraphStatistics cuda_graph_statistics();
+CompileCacheStatistics compile_cache_statistics();
 } // namespace JIT
 
 /// Whether this process can run `target`'s device code: a CUDA driver, at least one device, and

@@ -27,8 +27,9 @@ int max_ptx_version_for_driver(int driverVersion) {
   return 60;
 }
 
-DeviceCode::DeviceCode(std::string pipeline, std::vector<Kernel> kernels, PTXGenerator generator)
-    : Pipeline(std::move(pipeline)), Kernels(std::move(kernels)), Generator(std::move(generator)) {
+DeviceCode::DeviceCode(std::string pipeline, std::vector<Kernel> kernels, PTXGenerator generator, BinaryStore binaries)
+    : Pipeline(std::move(pipeline)), Kernels(std::move(kernels)), Generator(std::move(generator)),
+      Binaries(std::move(binaries)) {
   std::lock_guard<std::mutex> lock(RegistryMutex);
   Registry.insert(this);
 }
@@ -79,6 +80,31 @@ CUfunction DeviceCode::function(CUcontext context, int index, int32_t sharedByte
   return loaded.Functions[index];
 }
 
+std::string DeviceCode::compileToBinary(const std::string &ptx, int optimization) const {
+  const DriverApi &api = driver();
+  char log[8192] = {0};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log)), reinterpret_cast<void *>(static_cast<uintptr_t>(optimization))};
+  CUlinkState link = nullptr;
+  PTXJIT_CUDA_CALL(cuLinkCreate(3, options, values, &link), "the kernels of " + Pipeline);
+  std::string binary;
+  CUresult r = api.cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char *>(ptx.c_str()), ptx.size() + 1,
+                                 Pipeline.c_str(), 0, nullptr, nullptr);
+  const char *failed = "cuLinkAddData";
+  if (r == CUDA_SUCCESS) {
+    void *cubin = nullptr;
+    size_t bytes = 0;
+    r = api.cuLinkComplete(link, &cubin, &bytes);
+    failed = "cuLinkComplete";
+    if (r == CUDA_SUCCESS)
+      binary.assign(static_cast<const char *>(cubin), bytes); // the link state owns cubin
+  }
+  api.cuLinkDestroy(link);
+  if (r != CUDA_SUCCESS)
+    fail(failed, r, "the kernels of " + Pipeline + (log[0] ? std::string(": ") + log : ""));
+  return binary;
+}
+
 std::map<CUcontext, DeviceCode::Loaded>::iterator DeviceCode::load(CUcontext context) {
   const DriverApi &api = driver();
   CUdevice device = 0;
@@ -93,7 +119,6 @@ std::map<CUcontext, DeviceCode::Loaded>::iterator DeviceCode::load(CUcontext con
   if (ptx == PTX.end())
     ptx = PTX.emplace(capability, Generator(capability, max_ptx_version_for_driver(api.version))).first;
 
-  char log[8192] = {0};
   // PTXJIT_DEVICE_OPT_LEVEL (0-4, the driver's default 4) tells a fault of the driver's PTX
   // compiler from one of ptxjit's: a result that changes with it is not ptxjit's doing.
   int optimization = 4;
@@ -102,12 +127,29 @@ std::map<CUcontext, DeviceCode::Loaded>::iterator DeviceCode::load(CUcontext con
       throw RuntimeError(std::string("PTXJIT_DEVICE_OPT_LEVEL must be 0, 1, 2, 3 or 4, not '") + level + "'");
     optimization = level[0] - '0';
   }
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_OPTIMIZATION_LEVEL};
-  void *values[] = {log, reinterpret_cast<void *>(sizeof(log)), reinterpret_cast<void *>(static_cast<uintptr_t>(optimization))};
   Loaded loaded;
-  CUresult r = api.cuModuleLoadDataEx(&loaded.Module, ptx->second.c_str(), 3, options, values);
-  if (r != CUDA_SUCCESS)
-    fail("cuModuleLoadDataEx", r, "the kernels of " + Pipeline + (log[0] ? std::string(": ") + log : ""));
+  if (Binaries.find) {
+    // The binary the driver compiled this PTX to, kept across processes: a load takes
+    // microseconds where compiling took milliseconds.
+    const std::string target = "sm_" + std::to_string(capability) + ", driver " + std::to_string(api.version) +
+                               ", -O" + std::to_string(optimization);
+    if (std::optional<std::string> binary = Binaries.find(ptx->second, target))
+      if (api.cuModuleLoadData(&loaded.Module, binary->data()) != CUDA_SUCCESS)
+        loaded.Module = nullptr; // one the driver refuses is compiled again
+    if (!loaded.Module) {
+      std::string binary = compileToBinary(ptx->second, optimization);
+      PTXJIT_CUDA_CALL(cuModuleLoadData(&loaded.Module, binary.data()), "the compiled kernels of " + Pipeline);
+      Binaries.keep(ptx->second, target, binary);
+    }
+  } else {
+    char log[8192] = {0};
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_OPTIMIZATION_LEVEL};
+    void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
+                      reinterpret_cast<void *>(static_cast<uintptr_t>(optimization))};
+    CUresult r = api.cuModuleLoadDataEx(&loaded.Module, ptx->second.c_str(), 3, options, values);
+    if (r != CUDA_SUCCESS)
+      fail("cuModuleLoadDataEx", r, "the kernels of " + Pipeline + (log[0] ? std::string(": ") + log : ""));
+  }
   for (const Kernel &kernel : Kernels) {
     CUfunction f = nullptr;
     if (CUresult e = api.cuModuleGetFunction(&f, loaded.Module, kernel.name.c_str()); e != CUDA_SUCCESS) {

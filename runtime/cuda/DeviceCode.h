@@ -3,7 +3,8 @@
 
 // The kernels of one compiled pipeline, loaded into each context that runs them. PTX is made
 // per compute capability on first need (through a generator the JIT supplies, so the runtime
-// needs no compiler) and loaded per context; both are cached. Lookups take a shared lock, so
+// needs no compiler) and loaded per context; both are cached. Where the JIT gives a binary
+// store, the driver's compiled binary is kept there and loaded instead of compiling again. Lookups take a shared lock, so
 // launches in different contexts and threads do not wait on each other; loading takes it
 // exclusively.
 
@@ -14,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -30,7 +32,15 @@ public:
     std::vector<uint32_t> argument_bytes; ///< the size of each parameter's value
   };
 
-  DeviceCode(std::string pipeline, std::vector<Kernel> kernels, PTXGenerator generator);
+  /// Where the JIT keeps compiled binaries (cubins) across processes: `find` gives the one
+  /// compiled from `ptx` for `target` (the device's architecture, the driver's version and the
+  /// optimization level, as text), `keep` stores one. Both or neither.
+  struct BinaryStore {
+    std::function<std::optional<std::string>(const std::string &ptx, const std::string &target)> find;
+    std::function<void(const std::string &ptx, const std::string &target, const std::string &binary)> keep;
+  };
+
+  DeviceCode(std::string pipeline, std::vector<Kernel> kernels, PTXGenerator generator, BinaryStore binaries = {});
   ~DeviceCode();
   DeviceCode(const DeviceCode &) = delete;
   DeviceCode &operator=(const DeviceCode &) = delete;
@@ -62,10 +72,13 @@ private:
   };
   /// Loads the module into `context`; the caller holds Mutex exclusively.
   std::map<CUcontext, Loaded>::iterator load(CUcontext context);
+  /// The driver's binary for `ptx` on the current context's device (cuLink*).
+  std::string compileToBinary(const std::string &ptx, int optimization) const;
 
   std::string Pipeline;
   std::vector<Kernel> Kernels;
   PTXGenerator Generator;
+  BinaryStore Binaries;
   mutable std::shared_mutex Mutex; // guards PTX and Modules
   std::map<int, std::string> PTX;
   std::map<CUcontext, Loaded> Modules;

@@ -7,6 +7,7 @@
 //   ptxjit_fuzz --cpu-of-gpu S  runs seed S's GPU variant on the host, GPU loops as parallel ones.
 
 #include "RandomPipeline.h"
+#include "TemporaryCompileCache.h"
 
 #include <chrono>
 #include <csignal>
@@ -97,6 +98,8 @@ ChildResult runChild(const char *self, uint64_t first, uint64_t last, bool gpu, 
 } // namespace
 
 int main(int argc, char **argv) {
+  // One cache for the run: a key that two different pipelines shared would show as wrong values.
+  ptxjit::test::TemporaryCompileCache cache;
   double minutes = 1;
   bool gpu = false;
   uint64_t firstSeed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull * 1000;
