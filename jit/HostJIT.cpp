@@ -1,7 +1,6 @@
 #include "HostJIT.h"
 
 #include "RuntimeInterface.h"
-#include "codegen/CodeGen_Host.h"
 #include "codegen/LLVMOptimizer.h"
 #include "ptxjit/Error.h"
 
@@ -31,9 +30,23 @@ std::string describe(llvm::Error error) {
 
 struct JITState {
   std::unique_ptr<llvm::orc::LLJIT> JIT;
-  std::unique_ptr<llvm::TargetMachine> Machine; // guarded by MachineMutex: not thread-safe
-  std::mutex MachineMutex;
-  std::string Triple;
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> Builder;
+  std::mutex MachineMutex; // guards Machine: a TargetMachine is not thread-safe
+  /// Made on first compile: a process whose pipelines all come from the compile cache needs none
+  /// (making it is half a millisecond of a cached first realize).
+  std::unique_ptr<llvm::TargetMachine> Machine;
+  std::string Triple, HostMachine;
+
+  /// The target machine; the caller holds MachineMutex.
+  llvm::TargetMachine &machine() {
+    if (!Machine) {
+      auto made = Builder->createTargetMachine();
+      if (!made)
+        throw InternalError("cannot create the host target machine: " + describe(made.takeError()));
+      Machine = std::move(*made);
+    }
+    return *Machine;
+  }
 };
 
 JITState &state() {
@@ -45,14 +58,11 @@ JITState &state() {
     if (!builder)
       throw InternalError("cannot describe the host for the JIT: " + describe(builder.takeError()));
     builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-    auto machine = builder->createTargetMachine();
-    if (!machine)
-      throw InternalError("cannot create the host target machine: " + describe(machine.takeError()));
-    s->Machine = std::move(*machine);
+    s->Builder = std::make_unique<llvm::orc::JITTargetMachineBuilder>(*builder);
     s->Triple = builder->getTargetTriple().str();
+    s->HostMachine = s->Triple + ' ' + builder->getCPU() + ' ' + builder->getFeatures().getString();
     // Pipelines compile on the threads that realize them (an in-place task dispatcher, not a
-    // thread started for each compile): each compile needs its own target machine
-    // (ConcurrentIRCompiler), and the session must expect concurrent lookups.
+    // thread started for each compile), and the session must expect concurrent lookups.
     auto processControl = llvm::orc::SelfExecutorProcessControl::Create(nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>());
     if (!processControl)
       throw InternalError("cannot create the host process control for the JIT: " + describe(processControl.takeError()));
@@ -75,13 +85,13 @@ JITState &state() {
 #undef PTXJIT_RUNTIME_FUNCTION
     if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime))))
       throw InternalError("cannot define the runtime for the JIT: " + describe(std::move(error)));
-    // The C library (tanhf, memcpy, ...) comes from the process.
+    // The C library (tanhf, memcpy, ...) and libraries loaded later (the vector math library,
+    // codegen::load_vector_math_library) come from the process.
     auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
         s->JIT->getDataLayout().getGlobalPrefix());
     if (!process)
       throw InternalError("cannot search the process for symbols: " + describe(process.takeError()));
     main.addGenerator(std::move(*process));
-    codegen::load_vector_math_library(); // before the process generator above looks for its symbols
     return s;
   }();
   return *instance;
@@ -91,23 +101,20 @@ JITState &state() {
 
 std::string host_triple() { return state().Triple; }
 
-std::string host_machine() {
-  JITState &s = state();
-  return s.Triple + ' ' + s.Machine->getTargetCPU().str() + ' ' + s.Machine->getTargetFeatureString().str();
-}
+const std::string &host_machine() { return state().HostMachine; }
 
 const llvm::DataLayout &host_data_layout() { return state().JIT->getDataLayout(); }
 
 void optimize_host_module(llvm::Module &module) {
   JITState &s = state();
   std::lock_guard<std::mutex> lock(s.MachineMutex);
-  codegen::optimize_module(module, *s.Machine);
+  codegen::optimize_module(module, s.machine());
 }
 
 std::string emit_host_object(llvm::Module &module) {
   JITState &s = state();
   std::lock_guard<std::mutex> lock(s.MachineMutex);
-  llvm::orc::SimpleCompiler compiler(*s.Machine);
+  llvm::orc::SimpleCompiler compiler(s.machine());
   auto object = compiler(module);
   if (!object)
     throw InternalError("cannot compile the host code of " + module.getName().str() + ": " +

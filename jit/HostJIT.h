@@ -21,7 +21,7 @@ using PipelineFunction = int32_t (*)(void *context, void **args);
 std::string host_triple();
 const llvm::DataLayout &host_data_layout();
 /// The host's triple, CPU and features: host code is made for this machine's vector unit.
-std::string host_machine();
+const std::string &host_machine();
 
 /// Optimizes `module` for the host.
 void optimize_host_module(llvm::Module &module);

@@ -94,6 +94,8 @@ private:
 
 struct HostEntry {
   std::string function_name, pipeline_name;
+  /// The object calls glibc's vector math library, which must be loaded before it links.
+  bool vector_math = false;
   std::vector<lower::LoweredArgument> arguments;
   std::vector<runtime::cuda::DeviceCode::Kernel> kernels;
   std::string object;
@@ -103,6 +105,7 @@ std::string serialize(const HostEntry &e) {
   PayloadWriter w;
   w.text(e.function_name);
   w.text(e.pipeline_name);
+  w.number(e.vector_math);
   w.number(e.arguments.size());
   for (const lower::LoweredArgument &a : e.arguments) {
     w.number(a.kind);
@@ -130,6 +133,7 @@ std::optional<HostEntry> deserialize(const std::string &payload) {
   HostEntry e;
   e.function_name = r.text();
   e.pipeline_name = r.text();
+  e.vector_math = r.number() != 0;
   for (uint64_t i = 0, n = r.number(); r.Valid && i < n; ++i) {
     lower::LoweredArgument a;
     uint64_t kind = r.number();
@@ -351,7 +355,9 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
     auto lookupStart = Clock::now();
     if (std::optional<std::string> payload = disk.find(identity)) {
       double lookupMs = millisecondsSince(lookupStart);
-      if (std::optional<HostEntry> entry = deserialize(*payload)) {
+      std::optional<HostEntry> entry = deserialize(*payload);
+      // Code that calls the vector math library is of no use where it cannot be loaded.
+      if (entry && (!entry->vector_math || codegen::load_vector_math_library())) {
         auto linkStart = Clock::now();
         LinkedHostCode linked = link_host_object(entry->object, entry->function_name,
                                                  entry->kernels.empty() ? std::string()
@@ -386,6 +392,9 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
   const std::string functionName = "ptxjit_" + lowered.name;
   GeneratedHostCode generated = generateHostCode(lowered, target, functionName);
   phase("LLVM IR");
+  HostEntry entry;
+  for (const llvm::Function &f : *generated.module)
+    entry.vector_math = entry.vector_math || f.getName().starts_with("_ZGV"); // the vector function ABI's names
   optimize_host_module(*generated.module);
   phase("LLVM optimization");
   if (debug >= 3) {
@@ -394,7 +403,6 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
     generated.module->print(out, nullptr);
     std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", lowered.name.c_str(), out.str().c_str());
   }
-  HostEntry entry;
   entry.object = emit_host_object(*generated.module);
   phase("machine code");
   entry.function_name = functionName;
