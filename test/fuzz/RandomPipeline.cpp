@@ -1,5 +1,6 @@
 #include "RandomPipeline.h"
 
+#include "DiskCache.h"
 #include "ptxjit.h"
 
 #include <algorithm>
@@ -1542,15 +1543,43 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
       outputs.back().set_min(min);
       std::memset(outputs.back().host_bytes(), 0xA5, outputs.back().number_of_elements() * outputs.back().element_size());
     }
-    Pipeline pipeline(builder.outputs());
-    pipeline.compile_jit(Target(target));
-    pipeline.realize(outputs);
-    if (Target(target).has_feature(Target::Feature::CUDAGraphs)) {
-      // Again from poisoned outputs: the second realize replays the graph the first built, with
-      // the new staging pointers.
-      for (RawBuffer &o : outputs)
+    auto poison = [](std::vector<RawBuffer> &buffers) {
+      for (RawBuffer &o : buffers)
         std::memset(o.host_bytes(), 0xA5, o.number_of_elements() * o.element_size());
+    };
+    {
+      Pipeline pipeline(builder.outputs());
+      pipeline.compile_jit(Target(target));
       pipeline.realize(outputs);
+      if (Target(target).has_feature(Target::Feature::CUDAGraphs)) {
+        // Again from poisoned outputs: the second realize replays the graph the first built, with
+        // the new staging pointers.
+        poison(outputs);
+        pipeline.realize(outputs);
+      }
+    }
+    // The same program made again, now that the first Pipeline is gone: its code comes from the
+    // compile cache, and gives the same bits (a key two programs shared would show here too).
+    std::vector<RawBuffer> again;
+    for (const RawBuffer &o : outputs) {
+      std::vector<int> min, extent;
+      for (int d = 0; d < o.dimensions(); ++d) {
+        min.push_back(o.min(d));
+        extent.push_back(o.extent(d));
+      }
+      again.emplace_back(o.type(), extent);
+      again.back().set_min(min);
+    }
+    poison(again);
+    bool cacheHit = false;
+    {
+      Builder second(p);
+      second.input().set(input);
+      const uint64_t hitsBefore = JIT::compile_cache_statistics().hits;
+      Pipeline cached(second.outputs());
+      cached.compile_jit(Target(target));
+      cacheHit = JIT::compile_cache_statistics().hits > hitsBefore;
+      cached.realize(again);
     }
 
     int wrong = 0;
@@ -1580,9 +1609,18 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
           break;
       }
     }
+    for (size_t b = 0; b < outputs.size() && !wrong; ++b)
+      if (std::memcmp(outputs[b].host_bytes(), again[b].host_bytes(),
+                      outputs[b].number_of_elements() * outputs[b].element_size()) != 0) {
+        wrong = 1;
+        what << "output " << b << " differs when the code comes from the compile cache; ";
+      }
     if (wrong) {
       result.outcome = Outcome::Wrong;
       result.message = std::to_string(wrong) + " wrong values: " + what.str();
+    } else if (!cacheHit && jit::DiskCache::process().enabled()) {
+      result.outcome = Outcome::Error;
+      result.message = "the same program made again did not find its code in the compile cache";
     }
   } catch (const std::exception &e) {
     const bool outputTooSmall = std::string(e.what()).find("but the pipeline's other outputs read it at") != std::string::npos;
