@@ -6,12 +6,14 @@
 // equal pipelines, whose symbols have equal names, can be loaded side by side. The code stays
 // until the last holder of its LinkedHostCode lets go. LLJIT is thread-safe; it is made once.
 
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
+
+namespace llvm {
+class DataLayout;
+class Module;
+} // namespace llvm
 
 namespace ptxjit::jit {
 

@@ -9,6 +9,7 @@
 #include "lang/Function.h"
 #include "lang/Parameter.h"
 
+#include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/SmallVector.h>
 
 #include <algorithm>

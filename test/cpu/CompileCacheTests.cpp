@@ -7,6 +7,7 @@
 #include "ptxjit.h"
 
 #include "DiskCache.h"
+#include "PipelineCompiler.h"
 
 #include <cstring>
 #include <filesystem>
@@ -514,4 +515,32 @@ TEST_CASE("Eight processes fill one compile cache at once", "[cpu][cache]") {
   CHECK(d.hits == 6);
   CHECK(d.misses == 0);
   CHECK(d.rejected == 0);
+}
+
+TEST_CASE("Cached pipelines make PTX for a capability the cache does not hold", "[ptx][cache]") {
+  ScopedCacheDirectory cache;
+  // As a realize on host-cuda asks for the PTX of the device it meets.
+  const Target hostCuda("host-cuda");
+  const Target sm80 = hostCuda.resolve_cuda_capability(8, 0), sm86 = hostCuda.resolve_cuda_capability(8, 6);
+  auto compile = [&] {
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func f("scaled");
+    f(x, y) = in(x, y) * 3.0f + sqrt(abs(in(x + 1, y)));
+    f.gpu_tile(x, y, xi, yi, 16, 8);
+    return jit::compile_pipeline({f.contents()}, definition_key({f.contents()}), hostCuda, nullptr);
+  };
+  std::string first80 = compile()->ptx(sm80, 78);
+  // From the disk: the host code and sm_80's PTX hit; sm_86's is made by lowering again.
+  CompileCacheStatistics before = JIT::compile_cache_statistics();
+  auto cached = compile();
+  std::string cached80 = cached->ptx(sm80, 78), cached86 = cached->ptx(sm86, 78);
+  CompileCacheStatistics d = JIT::compile_cache_statistics() - before;
+  CHECK(d.hits == 2);
+  CHECK(d.misses == 1);
+  CHECK(cached80 == first80);
+  // The same PTX as a compile without the cache.
+  jit::DiskCache::process().configure({false, cache.path(), uint64_t(1) << 30});
+  CHECK(compile()->ptx(sm86, 78) == cached86);
+  CHECK(cached86.find("sm_86") != std::string::npos);
 }
