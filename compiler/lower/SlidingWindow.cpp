@@ -1,5 +1,6 @@
 #include "SlidingWindow.h"
 
+#include "BoxesTouched.h"
 #include "RewriteFuncAccesses.h"
 #include "ir/Constants.h"
 #include "ir/IRMutator.h"
@@ -60,7 +61,7 @@ private:
   struct Slide {
     std::string loop;
     size_t dim;
-    int64_t window; // the most of the dimension one iteration needs
+    int64_t window; // the rows of the dimension one iteration needs and writes (see foldSpan)
   };
   std::map<std::string, Slide> Slid; // Funcs slid inside the Realize being mutated
 
@@ -247,6 +248,29 @@ private:
     return false;
   }
 
+  // How many consecutive rows of dimension `d` one iteration both needs and writes: a fold must
+  // keep them all apart. The computation may write rows past the window it needs (a tail shifted
+  // inward or rounded up), and in any order (its loops reordered); where such a row shared a
+  // place with a needed one, the one written last would stay. The slid start ranges from the
+  // unslid one to one past the end. Nothing where no constant bounds it.
+  static std::optional<int64_t> foldSpan(const ProducerConsumer *produce, const std::string &func, size_t d,
+                                         const std::map<std::string, Expr> &written, const std::string &minName,
+                                         const Expr &max) {
+    const Expr &min = written.at(minName);
+    Scope scope;
+    scope[minName] = Interval{min, simplify(Add::make(max, make_one(Int(32))))};
+    Box writes = box_touched(Stmt(produce), {func, false, true}, scope);
+    if (writes.size() <= d || !writes[d].is_bounded())
+      return std::nullopt;
+    std::map<std::string, Expr> lets = written;
+    lets.erase(minName);
+    Expr low = Min::make(substitute(lets, writes[d].min), min), high = Max::make(substitute(lets, writes[d].max), max);
+    auto span = constant_upper_bound(simplify_for_bounds(Sub::make(high, low)));
+    if (!span)
+      return std::nullopt;
+    return *span + 1;
+  }
+
   // At the first of the lets that bound a Func's computation, where it can slide: the lets again
   // with the sliding dimension's start moved past what the iteration before computed.
   Stmt slideAt(const LetStmt *first) {
@@ -297,8 +321,8 @@ private:
     const std::string minName = boundName(func, dims[d], "min");
     Expr max = written[boundName(func, dims[d], "max")];
     if (sliding)
-      if (auto window = constant_upper_bound(simplify_for_bounds(Sub::make(max, written[minName]))))
-        Slid[func] = {loop.name, d, *window + 1};
+      if (auto window = foldSpan(produce, func, d, written, minName, max))
+        Slid[func] = {loop.name, d, *window};
     Expr v = Variable::make(Int(32), loop.name);
     Expr previousMax = simplify(substitute(loop.name, Sub::make(v, make_one(Int(32))), max));
     // The unslid start plus how far past it the iteration before reached: written so that the
