@@ -13,7 +13,7 @@ namespace bench {
 /// What the parent measures, as a JSON object.
 std::string first_realize_benchmarks(bool gpu);
 
-/// The child's side: `mode` is "cpu" or "gpu"; prints {"compile_ms": ..., "first_realize_ms": ...}.
+/// The child's side: `mode` is "cpu", "gpu" or "gpu_device_buffers"; prints {"compile_ms": ..., "first_realize_ms": ...}.
 int first_realize_child(const std::string &mode);
 
 } // namespace bench
