@@ -356,19 +356,27 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
     if (std::optional<std::string> payload = disk.find(identity)) {
       double lookupMs = millisecondsSince(lookupStart);
       std::optional<HostEntry> entry = deserialize(*payload);
+      const auto linkStart = Clock::now();
+      std::optional<LinkedHostCode> linked;
       // Code that calls the vector math library is of no use where it cannot be loaded.
       if (entry && (!entry->vector_math || codegen::load_vector_math_library())) {
-        auto linkStart = Clock::now();
-        LinkedHostCode linked = link_host_object(entry->object, entry->function_name,
-                                                 entry->kernels.empty() ? std::string()
-                                                                        : codegen::CodeGen_Host::device_code_global(
-                                                                              entry->function_name),
-                                                 entry->pipeline_name);
+        try {
+          linked = link_host_object(entry->object, entry->function_name,
+                                    entry->kernels.empty()
+                                        ? std::string()
+                                        : codegen::CodeGen_Host::device_code_global(entry->function_name),
+                                    entry->pipeline_name);
+        } catch (const InternalError &) {
+          // An object that does not link (a library it calls is gone) is compiled again: the
+          // cache never fails a compile.
+        }
+      }
+      if (entry && linked) {
         double linkMs = millisecondsSince(linkStart);
         std::shared_ptr<KernelSource> source;
         if (!entry->kernels.empty())
           source = std::make_shared<KernelSource>(outputs, target, entry->function_name, entry->kernels, identity, warn);
-        auto compiled = makeCompiled(std::move(linked), std::move(entry->arguments), std::move(source),
+        auto compiled = makeCompiled(std::move(*linked), std::move(entry->arguments), std::move(source),
                                      std::move(entry->kernels), entry->pipeline_name);
         char line[160];
         std::snprintf(line, sizeof(line), "disk cache hit (read %.3f ms, link %.3f ms)", lookupMs, linkMs);

@@ -544,3 +544,38 @@ TEST_CASE("Cached pipelines make PTX for a capability the cache does not hold", 
   CHECK(compile()->ptx(sm86, 78) == cached86);
   CHECK(cached86.find("sm_86") != std::string::npos);
 }
+
+TEST_CASE("A cached object that does not link is compiled again", "[cpu][cache]") {
+  ScopedCacheDirectory cache;
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 20, h = 6;
+  Buffer<float> input = randomInput(w, h, seed);
+  {
+    Blur b(2.5f, 1);
+    realizeBlur(b, input, w, h);
+  }
+  std::vector<fs::path> files = cache.files();
+  REQUIRE(files.size() == 1);
+  // The entry: a 32-byte header (magic, identity size, payload size, checksum), the identity, then
+  // the payload, whose last field is the object. Its end (the ELF section headers) is zeroed and
+  // the entry stored again whole, checksum and all: only linking can tell.
+  std::ifstream file(files[0], std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 32);
+  uint64_t identityBytes = 0;
+  std::memcpy(&identityBytes, bytes.data() + 8, sizeof(identityBytes));
+  const std::string identity = bytes.substr(32, identityBytes);
+  std::string payload = bytes.substr(32 + identityBytes);
+  REQUIRE(payload.size() > 512);
+  std::fill(payload.end() - 256, payload.end(), '\0');
+  jit::DiskCache::process().store(identity, payload);
+  CompileCacheStatistics before = JIT::compile_cache_statistics();
+  {
+    Blur b(2.5f, 1);
+    checkBlur(realizeBlur(b, input, w, h), input, 2.5f);
+  }
+  CompileCacheStatistics d = JIT::compile_cache_statistics() - before;
+  CHECK(d.hits == 1);   // found whole,
+  CHECK(d.stores == 1); // but compiled and stored again
+}
