@@ -110,6 +110,17 @@ CompileCacheStatistics operator-(const CompileCacheStatistics &a, const CompileC
 
 std::string keyOf(const Func &f) { return definition_key({f.contents()}).text; }
 
+// Makes the blur of `c` and `variant` afresh (the same names, as a program run again does),
+// realizes it on `input` over w x h and checks it; returns what the compile cache did meanwhile.
+CompileCacheStatistics realizeCounting(float c, int variant, const Buffer<float> &input, int w, int h) {
+  CompileCacheStatistics before = JIT::compile_cache_statistics();
+  {
+    Blur b(c, variant);
+    checkBlur(realizeBlur(b, input, w, h), input, c);
+  }
+  return JIT::compile_cache_statistics() - before;
+}
+
 } // namespace
 
 TEST_CASE("Definition keys are equal for equal programs and differ for any change", "[unit][cache]") {
@@ -269,12 +280,7 @@ TEST_CASE("A compile cache hit skips compiling and gives bit-identical results",
     CHECK(bitIdentical(first, second));
 
     // Another constant is another program.
-    CompileCacheStatistics beforeOther = JIT::compile_cache_statistics();
-    {
-      Blur b(0.75f, variant);
-      checkBlur(realizeBlur(b, input, w, h), input, 0.75f);
-    }
-    CHECK((JIT::compile_cache_statistics() - beforeOther).misses == 1);
+    CHECK(realizeCounting(0.75f, variant, input, w, h).misses == 1);
   }
   // Without the cache the same program compiles again, to the same results.
   Buffer<float> cached;
@@ -345,23 +351,13 @@ TEST_CASE("A damaged compile cache entry is rejected and written again", "[cpu][
     } else {
       fs::resize_file(entry, std::strcmp(damage, "empty") == 0 ? 0 : size / 2);
     }
-    CompileCacheStatistics before = JIT::compile_cache_statistics();
-    {
-      Blur b(1.5f, 2);
-      checkBlur(realizeBlur(b, input, w, h), input, 1.5f);
-    }
-    CompileCacheStatistics d = JIT::compile_cache_statistics() - before;
+    CompileCacheStatistics d = realizeCounting(1.5f, 2, input, w, h);
     CHECK(d.rejected == 1);
     CHECK(d.misses == 1);
     CHECK(d.stores == 1);
     CHECK(fs::file_size(entry) == size);
     // Whole again: the next compile hits.
-    before = JIT::compile_cache_statistics();
-    {
-      Blur b(1.5f, 2);
-      checkBlur(realizeBlur(b, input, w, h), input, 1.5f);
-    }
-    CHECK((JIT::compile_cache_statistics() - before).hits == 1);
+    CHECK(realizeCounting(1.5f, 2, input, w, h).hits == 1);
   }
 }
 
@@ -370,33 +366,23 @@ TEST_CASE("The compile cache deletes the least recently used entries beyond its 
   INFO("seed " << seed);
   const int w = 16, h = 4;
   Buffer<float> input = randomInput(w, h, seed);
-  auto compile = [&](float c) {
-    Blur b(c, 0);
-    checkBlur(realizeBlur(b, input, w, h), input, c);
-  };
   uint64_t entryBytes = 0;
   {
     ScopedCacheDirectory probe;
-    CompileCacheStatistics before = JIT::compile_cache_statistics();
-    compile(10.0f);
-    entryBytes = (JIT::compile_cache_statistics() - before).bytes_written;
+    entryBytes = realizeCounting(10.0f, 0, input, w, h).bytes_written;
   }
   REQUIRE(entryBytes > 0);
   ScopedCacheDirectory cache(entryBytes * 5 / 2); // room for two entries
-  auto hits = [&](float c) {
-    CompileCacheStatistics before = JIT::compile_cache_statistics();
-    compile(c);
-    return (JIT::compile_cache_statistics() - before).hits;
-  };
+  auto hits = [&](float c) { return realizeCounting(c, 0, input, w, h).hits; };
   CHECK(hits(1.0f) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(20)); // distinct modification times
   CHECK(hits(2.0f) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(hits(1.0f) == 1); // 1 is now the most recently used
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CompileCacheStatistics before = JIT::compile_cache_statistics();
-  CHECK(hits(3.0f) == 0); // evicts 2
-  CHECK((JIT::compile_cache_statistics() - before).evictions == 1);
+  CompileCacheStatistics evicting = realizeCounting(3.0f, 0, input, w, h);
+  CHECK(evicting.hits == 0);
+  CHECK(evicting.evictions == 1); // 2, the least recently used
   uint64_t total = 0;
   for (const fs::path &f : cache.files())
     total += fs::file_size(f);
@@ -506,15 +492,12 @@ TEST_CASE("Eight processes fill one compile cache at once", "[cpu][cache]") {
   INFO("seed " << seed);
   const int w = 24, h = 6;
   Buffer<float> input = randomInput(w, h, seed);
-  CompileCacheStatistics before = JIT::compile_cache_statistics();
   for (int k = 0; k < 6; ++k) {
-    Blur b(float(k), k % 3);
-    checkBlur(realizeBlur(b, input, w, h), input, float(k));
+    CompileCacheStatistics d = realizeCounting(float(k), k % 3, input, w, h);
+    CHECK(d.hits == 1);
+    CHECK(d.misses == 0);
+    CHECK(d.rejected == 0);
   }
-  CompileCacheStatistics d = JIT::compile_cache_statistics() - before;
-  CHECK(d.hits == 6);
-  CHECK(d.misses == 0);
-  CHECK(d.rejected == 0);
 }
 
 TEST_CASE("Cached pipelines make PTX for a capability the cache does not hold", "[ptx][cache]") {
@@ -570,12 +553,7 @@ TEST_CASE("A cached object that does not link is compiled again", "[cpu][cache]"
   REQUIRE(payload.size() > 512);
   std::fill(payload.end() - 256, payload.end(), '\0');
   jit::DiskCache::process().store(identity, payload);
-  CompileCacheStatistics before = JIT::compile_cache_statistics();
-  {
-    Blur b(2.5f, 1);
-    checkBlur(realizeBlur(b, input, w, h), input, 2.5f);
-  }
-  CompileCacheStatistics d = JIT::compile_cache_statistics() - before;
+  CompileCacheStatistics d = realizeCounting(2.5f, 1, input, w, h);
   CHECK(d.hits == 1);   // found whole,
   CHECK(d.stores == 1); // but compiled and stored again
 }
