@@ -108,7 +108,7 @@ const llvm::DataLayout &host_data_layout() { return state().JIT->getDataLayout()
 void optimize_host_module(llvm::Module &module) {
   JITState &s = state();
   std::lock_guard<std::mutex> lock(s.MachineMutex);
-  codegen::optimize_module(module, s.machine());
+  codegen::optimize_module(module, s.machine(), codegen::PassSelection::FastCompile);
 }
 
 std::string emit_host_object(llvm::Module &module) {

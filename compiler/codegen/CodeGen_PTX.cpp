@@ -358,7 +358,7 @@ std::string CodeGen_PTX::compile_to_ptx() {
     });
     Module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
   }
-  optimize_module(*Module, *Machine);
+  optimize_module(*Module, *Machine, PassSelection::Full);
   promote_narrow_integers(*Module);
   expand_signed_bool_to_float(*Module);
   if (llvm::verifyModule(*Module, &verifyOut))

@@ -8,7 +8,16 @@
 
 namespace ptxjit::codegen {
 
-void optimize_module(llvm::Module &module, llvm::TargetMachine &machine);
+enum class PassSelection {
+  /// LLVM's O3 pipeline, less the unrolling and vectorization that schedules do themselves.
+  Full,
+  /// Full, less the loop passes that cost the most compile time and find little in lowered code
+  /// (see skipped_for_compile_time in LLVMOptimizer.cpp). Host code, which a user waits for at
+  /// compile_jit.
+  FastCompile,
+};
+
+void optimize_module(llvm::Module &module, llvm::TargetMachine &machine, PassSelection selection);
 
 } // namespace ptxjit::codegen
 
