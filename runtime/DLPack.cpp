@@ -8,6 +8,9 @@ namespace ptxjit {
 
 namespace {
 
+// DLPack 0.8's kDLBool (NumPy's and PyTorch's bool), which Debian's DLPack 0.6 header lacks.
+constexpr uint8_t dlpackBool = 6;
+
 ptxjit_type_t typeFrom(const DLDataType &t) {
   if (t.lanes != 1)
     throw std::invalid_argument("DLPack tensor with " + std::to_string(t.lanes) + " lanes: only scalar elements are supported");
@@ -18,10 +21,15 @@ ptxjit_type_t typeFrom(const DLDataType &t) {
     return {ptxjit_type_uint, t.bits, 1};
   case kDLFloat:
     return {ptxjit_type_float, t.bits, 1};
+  case dlpackBool: // one byte each, as ptxjit stores Bool()
+    if (t.bits == 8)
+      return {ptxjit_type_uint, 1, 1};
+    break;
   default:
-    throw std::invalid_argument("DLPack tensor of type code " + std::to_string(t.code) +
-                                ": only int, uint and float elements are supported");
+    break;
   }
+  throw std::invalid_argument("DLPack tensor of type code " + std::to_string(t.code) + " and " +
+                              std::to_string(t.bits) + " bits: only int, uint, float and bool elements are supported");
 }
 
 int32_t fitInt32(int64_t v, const char *what) {
@@ -88,8 +96,11 @@ DLManagedTensor *buffer_to_dlpack(const RawBuffer &buffer, int cudaDevice) {
   t.device = {device ? kDLCUDA : kDLCPU, device ? cudaDevice : 0};
   t.ndim = n;
   ptxjit_type_t type = buffer.type();
-  t.dtype = {static_cast<uint8_t>(type.code == ptxjit_type_int ? kDLInt : type.code == ptxjit_type_uint ? kDLUInt : kDLFloat),
-             type.bits, type.lanes};
+  if (type.code == ptxjit_type_uint && type.bits == 1)
+    t.dtype = {dlpackBool, 8, type.lanes};
+  else
+    t.dtype = {static_cast<uint8_t>(type.code == ptxjit_type_int ? kDLInt : type.code == ptxjit_type_uint ? kDLUInt : kDLFloat),
+               type.bits, type.lanes};
   t.shape = e->Shape.data();
   t.strides = e->Strides.data();
   t.byte_offset = 0;

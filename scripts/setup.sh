@@ -2,7 +2,8 @@
 # Sourced by demo.sh and test.sh: installs what the build needs, or says exactly what is missing.
 # Debian 12 with the CUDA toolkit under /usr/local/cuda (or CUDAToolkit_ROOT) is assumed.
 
-PTXJIT_PACKAGES=(cmake ninja-build g++ llvm-19-dev catch2 libdlpack-dev zlib1g-dev libzstd-dev xz-utils)
+PTXJIT_PACKAGES=(cmake ninja-build g++ llvm-19-dev catch2 libdlpack-dev zlib1g-dev libzstd-dev xz-utils
+                 python3-dev python3-venv)
 
 ptxjit_setup() {
   local missing=()
@@ -27,4 +28,23 @@ ptxjit_setup() {
     echo "  Install the CUDA toolkit there, or set CUDAToolkit_ROOT to its location." >&2
     return 1
   fi
+}
+
+# build/venv: the Python that builds and tests the extension module (the dev preset's
+# Python_EXECUTABLE), with python/requirements-dev.txt installed from PyPI. Remade when the
+# requirements change.
+ptxjit_python_setup() {
+  local root venv requirements stamp
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  venv=$root/build/venv
+  requirements=$root/python/requirements-dev.txt
+  stamp=$venv/requirements-dev.txt
+  if [[ -x $venv/bin/python && -f $stamp ]] && cmp -s "$requirements" "$stamp"; then
+    return 0
+  fi
+  echo "ptxjit: making $venv (python/requirements-dev.txt)"
+  rm -rf "$venv"
+  python3 -m venv "$venv" &&
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" &&
+    cp "$requirements" "$stamp"
 }

@@ -4,6 +4,7 @@
 // Readable text for IR, as PTXJIT_DEBUG=2 shows it.
 
 #include "IR.h"
+#include "ptxjit/IROperator.h" // operator<< for Expr, which the public API exports
 
 #include <ostream>
 #include <string>
@@ -15,9 +16,5 @@ std::string to_string(const Stmt &s);
 std::ostream &operator<<(std::ostream &out, const Stmt &s);
 
 } // namespace ptxjit::ir
-
-namespace ptxjit {
-std::ostream &operator<<(std::ostream &out, const Expr &e);
-}
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "ptxjit/Expr.h"
 
+#include <iosfwd>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -41,6 +42,9 @@ Expr operator^(Expr a, Expr b);
 Expr operator~(Expr a);
 Expr operator<<(Expr a, Expr b);
 Expr operator>>(Expr a, Expr b);
+
+/// Writes `e` as PTXJIT_DEBUG=2 prints it, e.g. "((x + 1) * 2)".
+std::ostream &operator<<(std::ostream &out, const Expr &e);
 
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);

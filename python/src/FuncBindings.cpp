@@ -1,0 +1,280 @@
+#include "Bindings.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+namespace ptxjit::python {
+
+namespace {
+
+/// What `f[x] += v` leaves for Python to assign back: Python runs f.__setitem__(x, f[x].__iadd__(v)),
+/// and the update is already defined by then.
+struct UpdateDefined {};
+
+bool isLoopVariable(nb::handle h) {
+  return nb::isinstance<Var>(h) || nb::isinstance<RVar>(h) || nb::isinstance<RDom>(h);
+}
+
+VarOrRVar loopVariable(nb::handle h) {
+  if (nb::isinstance<Var>(h))
+    return nb::cast<Var>(h);
+  if (nb::isinstance<RVar>(h))
+    return nb::cast<RVar>(h);
+  if (nb::isinstance<RDom>(h))
+    return nb::cast<RDom>(h);
+  throw nb::type_error(("a schedule names loops with Var, RVar or RDom, not a " +
+                        nb::cast<std::string>(nb::type_name(h.type())))
+                           .c_str());
+}
+
+std::vector<VarOrRVar> loopVariables(nb::args args) {
+  std::vector<VarOrRVar> vars;
+  // reorder(x, y) or reorder([x, y])
+  if (args.size() == 1 && (nb::isinstance<nb::list>(args[0]) || nb::isinstance<nb::tuple>(args[0])))
+    for (nb::handle h : args[0])
+      vars.push_back(loopVariable(h));
+  else
+    for (nb::handle h : args)
+      vars.push_back(loopVariable(h));
+  return vars;
+}
+
+/// Splits gpu_tile's and tile's positional arguments into the leading loop variables and the sizes.
+void splitVariablesAndSizes(nb::args args, std::vector<VarOrRVar> &vars, std::vector<Expr> &sizes) {
+  size_t i = 0;
+  for (; i < args.size() && isLoopVariable(args[i]); ++i)
+    vars.push_back(loopVariable(args[i]));
+  for (; i < args.size(); ++i)
+    sizes.push_back(to_expr(args[i]));
+}
+
+Tuple toTuple(nb::handle values) { return Tuple(to_exprs(values)); }
+
+bool isSequence(nb::handle h) { return nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h); }
+
+/// The scheduling directives Func and Stage share, as Halide's Python bindings spell them. Each
+/// returns the object, so that directives chain.
+template <typename T> void bindLoopSchedules(nb::class_<T> &c) {
+  c.def("split",
+        [](T &s, nb::handle old, nb::handle outer, nb::handle inner, nb::handle factor, TailStrategy tail) {
+          return s.split(loopVariable(old), loopVariable(outer), loopVariable(inner), to_expr(factor), tail);
+        },
+        nb::arg("old"), nb::arg("outer"), nb::arg("inner"), nb::arg("factor"), nb::arg("tail") = TailStrategy::Auto);
+  c.def("fuse",
+        [](T &s, nb::handle inner, nb::handle outer, nb::handle fused) {
+          return s.fuse(loopVariable(inner), loopVariable(outer), loopVariable(fused));
+        },
+        nb::arg("inner"), nb::arg("outer"), nb::arg("fused"));
+  c.def("reorder", [](T &s, nb::args vars) { return s.reorder(loopVariables(vars)); });
+  c.def(
+      "tile",
+      [](T &s, nb::args args, TailStrategy tail) {
+        std::vector<VarOrRVar> v;
+        std::vector<Expr> sizes;
+        splitVariablesAndSizes(args, v, sizes);
+        if (sizes.size() != 2 || (v.size() != 4 && v.size() != 6))
+          throw nb::type_error("tile takes (x, y, xi, yi, xfactor, yfactor) or (x, y, xo, yo, xi, yi, xfactor, yfactor)");
+        return v.size() == 4 ? s.tile(v[0], v[1], v[2], v[3], sizes[0], sizes[1], tail)
+                             : s.tile(v[0], v[1], v[2], v[3], v[4], v[5], sizes[0], sizes[1], tail);
+      },
+      nb::arg("args"), nb::kw_only(), nb::arg("tail") = TailStrategy::Auto);
+  c.def("parallel", [](T &s, nb::handle var) { return s.parallel(loopVariable(var)); }, nb::arg("var"));
+  c.def("serial", [](T &s, nb::handle var) { return s.serial(loopVariable(var)); }, nb::arg("var"));
+  c.def(
+      "vectorize",
+      [](T &s, nb::handle var, std::optional<int> factor, TailStrategy tail) {
+        return factor ? s.vectorize(loopVariable(var), *factor, tail) : s.vectorize(loopVariable(var));
+      },
+      nb::arg("var"), nb::arg("factor") = nb::none(), nb::arg("tail") = TailStrategy::Auto);
+  c.def(
+      "unroll",
+      [](T &s, nb::handle var, std::optional<int> factor, TailStrategy tail) {
+        return factor ? s.unroll(loopVariable(var), *factor, tail) : s.unroll(loopVariable(var));
+      },
+      nb::arg("var"), nb::arg("factor") = nb::none(), nb::arg("tail") = TailStrategy::Auto);
+  c.def("gpu_blocks", [](T &s, nb::args vars) {
+    std::vector<VarOrRVar> v = loopVariables(vars);
+    switch (v.size()) {
+    case 1: return s.gpu_blocks(v[0]);
+    case 2: return s.gpu_blocks(v[0], v[1]);
+    case 3: return s.gpu_blocks(v[0], v[1], v[2]);
+    default: throw nb::type_error("gpu_blocks takes one to three loop variables");
+    }
+  });
+  c.def("gpu_threads", [](T &s, nb::args vars) {
+    std::vector<VarOrRVar> v = loopVariables(vars);
+    switch (v.size()) {
+    case 1: return s.gpu_threads(v[0]);
+    case 2: return s.gpu_threads(v[0], v[1]);
+    case 3: return s.gpu_threads(v[0], v[1], v[2]);
+    default: throw nb::type_error("gpu_threads takes one to three loop variables");
+    }
+  });
+  c.def(
+      "gpu_tile",
+      [](T &s, nb::args args, TailStrategy tail) {
+        std::vector<VarOrRVar> v;
+        std::vector<Expr> sizes;
+        splitVariablesAndSizes(args, v, sizes);
+        if (sizes.size() == 1 && v.size() == 2)
+          return s.gpu_tile(v[0], v[1], sizes[0], tail);
+        if (sizes.size() == 1 && v.size() == 3)
+          return s.gpu_tile(v[0], v[1], v[2], sizes[0], tail);
+        if (sizes.size() == 2 && v.size() == 4)
+          return s.gpu_tile(v[0], v[1], v[2], v[3], sizes[0], sizes[1], tail);
+        if (sizes.size() == 2 && v.size() == 6)
+          return s.gpu_tile(v[0], v[1], v[2], v[3], v[4], v[5], sizes[0], sizes[1], tail);
+        throw nb::type_error("gpu_tile takes (x, tx, size), (x, bx, tx, size), (x, y, tx, ty, xsize, ysize) or "
+                             "(x, y, bx, by, tx, ty, xsize, ysize)");
+      },
+      nb::arg("args"), nb::kw_only(), nb::arg("tail") = TailStrategy::Auto);
+}
+
+void define(const FuncRef &ref, nb::handle value) {
+  FuncRef target = ref;
+  if (nb::isinstance<UpdateDefined>(value))
+    return;
+  if (nb::isinstance<FuncRef>(value))
+    target = nb::cast<const FuncRef &>(value);
+  else if (isSequence(value))
+    target = toTuple(value);
+  else
+    target = to_expr(value);
+}
+
+template <typename Apply> nb::object updateWith(FuncRef &ref, nb::handle value, Apply apply) {
+  if (isSequence(value))
+    apply(ref, toTuple(value));
+  else if (nb::isinstance<FuncRef>(value))
+    apply(ref, Tuple(nb::cast<const FuncRef &>(value)));
+  else
+    apply(ref, Tuple(std::vector<Expr>{to_expr(value)}));
+  return nb::cast(UpdateDefined{});
+}
+
+} // namespace
+
+void bind_func(nb::module_ &m) {
+  nb::enum_<TailStrategy>(m, "TailStrategy")
+      .value("Auto", TailStrategy::Auto)
+      .value("GuardWithIf", TailStrategy::GuardWithIf)
+      .value("ShiftInward", TailStrategy::ShiftInward)
+      .value("ShiftInwards", TailStrategy::ShiftInwards)
+      .value("RoundUp", TailStrategy::RoundUp)
+      .value("PredicateLoads", TailStrategy::PredicateLoads)
+      .value("PredicateStores", TailStrategy::PredicateStores);
+  nb::enum_<MemoryType>(m, "MemoryType")
+      .value("Auto", MemoryType::Auto)
+      .value("Heap", MemoryType::Heap)
+      .value("GPUShared", MemoryType::GPUShared)
+      .value("Register", MemoryType::Register);
+
+  nb::class_<UpdateDefined>(m, "_UpdateDefined");
+
+  auto ref = nb::class_<FuncRef>(m, "FuncRef")
+                 .def("__getitem__", [](const FuncRef &r, int i) { return r[i]; })
+                 .def("__len__", &FuncRef::size)
+                 .def("__iadd__", [](FuncRef &r, nb::handle v) { return updateWith(r, v, [](FuncRef &f, const Tuple &t) { f += t; }); })
+                 .def("__isub__", [](FuncRef &r, nb::handle v) { return updateWith(r, v, [](FuncRef &f, const Tuple &t) { f -= t; }); })
+                 .def("__imul__", [](FuncRef &r, nb::handle v) { return updateWith(r, v, [](FuncRef &f, const Tuple &t) { f *= t; }); })
+                 .def("__itruediv__", [](FuncRef &r, nb::handle v) { return updateWith(r, v, [](FuncRef &f, const Tuple &t) { f /= t; }); });
+  add_expr_operators(ref);
+
+  auto stage = nb::class_<Stage>(m, "Stage")
+                   .def("name", &Stage::name)
+                   .def("atomic", [](Stage &s) { return s.atomic(); })
+                   .def("specialize", [](Stage &s, nb::handle c) { return s.specialize(to_expr(c)); }, nb::arg("condition"))
+                   .def("specialize_fail", &Stage::specialize_fail, nb::arg("message"))
+                   .def("__repr__", [](const Stage &s) { return "ptxjit.Stage(" + s.name() + ")"; });
+  bindLoopSchedules(stage);
+
+  auto func =
+      nb::class_<Func>(m, "Func")
+          .def(nb::init<>())
+          .def(nb::init<const std::string &>(), nb::arg("name"))
+          .def("name", &Func::name)
+          .def("defined", &Func::defined)
+          .def("dimensions", &Func::dimensions)
+          .def("type", &Func::type)
+          .def("types", &Func::types)
+          .def("outputs", &Func::outputs)
+          .def("args", &Func::args)
+          .def("num_update_definitions", &Func::num_update_definitions)
+          .def("__getitem__", [](const Func &f, nb::handle key) { return f(to_exprs(key)); })
+          .def("__setitem__", [](const Func &f, nb::handle key, nb::handle value) { define(f(to_exprs(key)), value); })
+          .def("update", &Func::update, nb::arg("index") = 0)
+          .def("specialize", [](Func &f, nb::handle c) { return f.specialize(to_expr(c)); }, nb::arg("condition"))
+          .def("specialize_fail", &Func::specialize_fail, nb::arg("message"))
+          .def("bound", [](Func &f, const Var &v, nb::handle min, nb::handle extent) { return f.bound(v, to_expr(min), to_expr(extent)); },
+               nb::arg("var"), nb::arg("min"), nb::arg("extent"))
+          .def("bound_extent", [](Func &f, const Var &v, nb::handle extent) { return f.bound_extent(v, to_expr(extent)); },
+               nb::arg("var"), nb::arg("extent"))
+          .def("align_bounds",
+               [](Func &f, const Var &v, nb::handle modulus, nb::handle remainder) {
+                 return f.align_bounds(v, to_expr(modulus), to_expr(remainder));
+               },
+               nb::arg("var"), nb::arg("modulus"), nb::arg("remainder") = 0)
+          .def("compute_root", [](Func &f) { return f.compute_root(); })
+          .def("compute_at", [](Func &f, const Func &consumer, nb::handle var) { return f.compute_at(consumer, loopVariable(var)); },
+               nb::arg("consumer"), nb::arg("var"))
+          .def("compute_inline", [](Func &f) { return f.compute_inline(); })
+          .def("store_in", [](Func &f, MemoryType memory) { return f.store_in(memory); }, nb::arg("memory_type"))
+          .def("store_root", [](Func &f) { return f.store_root(); })
+          .def("store_at", [](Func &f, const Func &consumer, nb::handle var) { return f.store_at(consumer, loopVariable(var)); },
+               nb::arg("consumer"), nb::arg("var"))
+          .def("in_", nb::overload_cast<const Func &>(&Func::in), nb::arg("consumer"))
+          .def("in_", nb::overload_cast<>(&Func::in))
+          .def("__repr__", [](const Func &f) { return "ptxjit.Func(" + f.name() + ")"; });
+  bindLoopSchedules(func);
+
+  m.def("lambda_", [](nb::args args) {
+    // lambda_(x, y, expr) or lambda_(expr)
+    if (args.size() < 1)
+      throw nb::type_error("lambda_ takes the Vars and then the value");
+    std::vector<Var> vars;
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+      vars.push_back(nb::cast<Var>(args[i]));
+    Expr value = to_expr(args[args.size() - 1]);
+    return vars.empty() ? lambda(value) : lambda(vars, value);
+  });
+
+  nb::module_ boundary = m.def_submodule("BoundaryConditions", "Funcs that extend a Func or an image past its bounds");
+  auto regionOf = [](nb::handle bounds) {
+    Region region;
+    for (nb::handle b : bounds) {
+      if (nb::isinstance<Range>(b))
+        region.push_back(nb::cast<Range>(b));
+      else if (isSequence(b) && nb::len(b) == 2)
+        region.emplace_back(to_expr(b[0]), to_expr(b[1]));
+      else
+        throw nb::type_error("bounds are a list of Range(min, extent) or (min, extent) pairs");
+    }
+    return region;
+  };
+  boundary.def("constant_exterior", [](const ImageParam &image, nb::handle value) {
+    return BoundaryConditions::constant_exterior(image, to_expr(value));
+  });
+  boundary.def("constant_exterior", [regionOf](const Func &f, nb::handle value, nb::handle bounds) {
+    if (isSequence(value))
+      return BoundaryConditions::constant_exterior(f, toTuple(value), regionOf(bounds));
+    return BoundaryConditions::constant_exterior(f, to_expr(value), regionOf(bounds));
+  });
+  using ImageCondition = Func (*)(const ImageParam &);
+  using FuncCondition = Func (*)(const Func &, const Region &);
+  const std::tuple<const char *, ImageCondition, FuncCondition> conditions[] = {
+      {"repeat_edge", BoundaryConditions::repeat_edge, BoundaryConditions::repeat_edge},
+      {"repeat_image", BoundaryConditions::repeat_image, BoundaryConditions::repeat_image},
+      {"mirror_image", BoundaryConditions::mirror_image, BoundaryConditions::mirror_image},
+      {"mirror_interior", BoundaryConditions::mirror_interior, BoundaryConditions::mirror_interior},
+  };
+  for (const auto &[name, onImage, onFunc] : conditions) {
+    ImageCondition image = onImage;
+    FuncCondition onSource = onFunc;
+    boundary.def(name, [image](const ImageParam &p) { return image(p); }, nb::arg("image"));
+    boundary.def(name, [onSource, regionOf](const Func &f, nb::handle bounds) { return onSource(f, regionOf(bounds)); },
+                 nb::arg("source"), nb::arg("bounds"));
+  }
+}
+
+} // namespace ptxjit::python
