@@ -20,6 +20,9 @@ from . import _ptxjit
 from ._ptxjit import *  # noqa: F401,F403
 from ._ptxjit import BoundaryConditions, Buffer, Func, ImageParam, Pipeline, Type  # noqa: F401
 
+for _error in (CompileError, InternalError, RuntimeError, TargetError):  # noqa: F405
+    _error.__module__ = "ptxjit"  # tracebacks say ptxjit.CompileError
+
 _KDL_CUDA = 2
 
 
@@ -105,7 +108,7 @@ def _allocate(types, sizes, device):
 
 
 def _is_sizes(value):
-    return isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value) and len(value) > 0
+    return isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value)
 
 
 class Pipeline(_ptxjit.Pipeline):

@@ -194,6 +194,8 @@ void bind_expr(nb::module_ &m) {
 
   auto rdom =
       nb::class_<RDom>(m, "RDom")
+          // Before the generic form, which would take the ImageParam for a sequence of ranges.
+          .def(nb::init<const ImageParam &, const std::string &>(), nb::arg("image"), nb::arg("name") = "")
           .def(
               "__init__",
               [](RDom *self, nb::handle ranges, const std::string &name) {
@@ -217,7 +219,6 @@ void bind_expr(nb::module_ &m) {
                 new (self) RDom(bounds, name);
               },
               nb::arg("ranges"), nb::arg("name") = "")
-          .def(nb::init<const ImageParam &, const std::string &>(), nb::arg("image"), nb::arg("name") = "")
           .def("where", [](RDom &r, nb::handle predicate) -> RDom & { return r.where(to_expr(predicate)); },
                nb::rv_policy::reference_internal)
           .def("dimensions", &RDom::dimensions)

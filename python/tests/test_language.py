@@ -1,0 +1,225 @@
+"""The language from Python on the host target, against NumPy references on random data."""
+
+import numpy as np
+import pytest
+
+import ptxjit as pj
+
+
+def blur_pipeline():
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    bx, by = pj.Func("blur_x"), pj.Func("blur_y")
+    bx[x, y] = (inp[x - 1, y] + inp[x, y] + inp[x + 1, y]) / 3
+    by[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
+    return inp, bx, by, x, y
+
+
+def blur_reference(a):
+    bx = (a[:, :-2] + a[:, 1:-1] + a[:, 2:]) / np.float32(3)
+    return (bx[:-2, :] + bx[1:-1, :] + bx[2:, :]) / np.float32(3)
+
+
+@pytest.mark.parametrize("schedule", ["inline", "root", "tiled"])
+def test_blur_with_schedules(rng, schedule):
+    inp, bx, by, x, y = blur_pipeline()
+    xi, yi = pj.Var("xi"), pj.Var("yi")
+    if schedule == "root":
+        bx.compute_root().vectorize(x, 8)
+    elif schedule == "tiled":
+        by.tile(x, y, xi, yi, 32, 16).vectorize(xi, 8).parallel(y)
+        bx.compute_at(by, x).vectorize(x, 8)
+    a = rng.random((67, 93), dtype=np.float32)
+    buffer = pj.Buffer(a)
+    buffer.set_min([-1, -1])
+    inp.set(buffer)
+    out = pj.Pipeline(by).realize([91, 65])
+    assert out.shape == (65, 91) and out.dtype == np.float32
+    np.testing.assert_allclose(out, blur_reference(a), rtol=1e-6)
+
+
+def test_axes_are_reversed(rng):
+    x, y, c = pj.Var("x"), pj.Var("y"), pj.Var("c")
+    inp = pj.ImageParam(pj.Int(32), 3, "inp")
+    f = pj.Func("f")
+    f[x, y, c] = inp[x, y, c] * 100 + x * 10000 + y * 1000000 + c
+    a = rng.integers(-50, 50, size=(3, 5, 7), dtype=np.int32)  # a[c, y, x]
+    inp.set(a)
+    out = pj.Pipeline(f).realize([7, 5, 3])
+    c_, y_, x_ = np.meshgrid(np.arange(3), np.arange(5), np.arange(7), indexing="ij")
+    np.testing.assert_array_equal(out, a * 100 + x_ * 10000 + y_ * 1000000 + c_)
+
+
+def test_realize_into_given_arrays_and_strided_inputs(rng):
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Float(64), 2, "inp")
+    f = pj.Func("f")
+    f[x, y] = pj.sqrt(pj.abs(inp[x, y])) + pj.cast(pj.Float(64), x - y)
+    big = rng.standard_normal((40, 60))
+    view = big[::2, 5:45]  # rows strided, columns dense
+    inp.set(view)
+    out = np.zeros((20, 40))
+    assert pj.Pipeline(f).realize(out) is None
+    xs, ys = np.meshgrid(np.arange(40), np.arange(20))
+    np.testing.assert_allclose(out, np.sqrt(np.abs(view)) + (xs - ys), rtol=1e-12)
+
+
+def test_select_min_max_clamp_and_math(rng):
+    x = pj.Var("x")
+    inp = pj.ImageParam(pj.Float(32), 1, "inp")
+    v = inp[x]
+    f = pj.Func("f")
+    f[x] = pj.select(v < -0.5, pj.exp(v), v > 0.5, pj.log(v), pj.tanh(v)) + pj.clamp(v, -0.25, 0.25) \
+        + pj.max(v, 0, x * 0.01) - pj.min(v, 1.0) + pj.floor(v * 4) + v ** 2
+    a = rng.uniform(-1, 1, size=1000).astype(np.float32)
+    inp.set(a)
+    out = pj.Pipeline(f).realize([1000])
+    xs = np.arange(1000, dtype=np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        chosen = np.where(a < -0.5, np.exp(a), np.where(a > 0.5, np.log(a), np.tanh(a)))
+    ref = chosen + np.clip(a, -0.25, 0.25) + np.maximum(np.maximum(a, 0), xs * np.float32(0.01)) \
+        - np.minimum(a, 1) + np.floor(a * 4) + a * a
+    np.testing.assert_allclose(out, ref, rtol=2e-6, atol=2e-6)
+
+
+def test_integer_division_and_casts(rng):
+    x = pj.Var("x")
+    inp = pj.ImageParam(pj.Int(32), 1, "inp")
+    f = pj.Func("f")
+    # / and // round integers down (Halide's division), % is Euclidean, as in Python.
+    f[x] = (inp[x] / 7) * 1000000 + (inp[x] // 7) * 1000 + inp[x] % 7
+    g = pj.Func("g")
+    g[x] = pj.u8_sat(inp[x]) + pj.cast(pj.UInt(8), 0)
+    a = rng.integers(-1000, 1000, size=500, dtype=np.int32)
+    inp.set(a)
+    out = pj.Pipeline(f).realize([500])
+    np.testing.assert_array_equal(out, (a // 7) * 1000000 + (a // 7) * 1000 + a % 7)
+    u = pj.Pipeline(g).realize([500])
+    assert u.dtype == np.uint8
+    np.testing.assert_array_equal(u, np.clip(a, 0, 255).astype(np.uint8))
+
+
+def test_params_of_every_kind(rng):
+    x = pj.Var("x")
+    scale = pj.Param(pj.Float(32), "scale", 2.5)
+    offset = pj.Param(pj.Int(16), "offset")
+    flag = pj.Param(pj.Bool(), "flag")
+    offset.set(-7)
+    flag.set(True)
+    f = pj.Func("f")
+    f[x] = pj.select(flag, x * scale + offset, 0.0)
+    p = pj.Pipeline(f)
+    np.testing.assert_allclose(p.realize([10]), np.arange(10) * 2.5 - 7)
+    scale.set(0.5)
+    flag.set(False)
+    np.testing.assert_array_equal(p.realize([4]), np.zeros(4))
+    assert offset.get() == -7 and scale.get() == 0.5 and flag.get() is False
+
+
+def test_reduction_histogram_and_inline_sum(rng):
+    x = pj.Var("x")
+    inp = pj.ImageParam(pj.UInt(8), 2, "inp")
+    r = pj.RDom(inp)
+    hist = pj.Func("hist")
+    hist[x] = 0
+    hist[pj.cast(pj.Int(32), inp[r.x, r.y]) // 16] += 1
+    a = rng.integers(0, 256, size=(37, 53), dtype=np.uint8)
+    inp.set(a)
+    out = pj.Pipeline(hist).realize([16])
+    np.testing.assert_array_equal(out, np.bincount((a // 16).ravel(), minlength=16))
+
+    rows = pj.Func("rows")
+    y = pj.Var("y")
+    k = pj.RDom([(0, 53)], "k")
+    rows[y] = pj.sum(pj.cast(pj.Int(32), inp[k, y]))
+    np.testing.assert_array_equal(pj.Pipeline(rows).realize([37]), a.astype(np.int64).sum(axis=1))
+
+
+def test_update_definitions_with_rdom_and_where(rng):
+    x = pj.Var("x")
+    r = pj.RDom([(0, 10), (0, 10)], "r")
+    r.where(r.x < r.y)
+    f = pj.Func("f")
+    f[x] = x
+    f[r.x] += r.y
+    f[r.y] *= 2
+    out = pj.Pipeline(f).realize([10])
+    ref = np.arange(10)
+    for j in range(10):
+        for i in range(10):
+            if i < j:
+                ref[i] += j
+    for j in range(10):
+        for i in range(10):
+            if i < j:
+                ref[j] *= 2
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_tuples_argmax_and_several_outputs(rng):
+    x = pj.Var("x")
+    inp = pj.ImageParam(pj.Float(32), 1, "inp")
+    pair = pj.Func("pair")
+    pair[x] = (inp[x] * 2, pj.cast(pj.Int(32), x))
+    assert pair.outputs() == 2
+    best = pj.Func("best")
+    r = pj.RDom([(0, 64)], "r")
+    best[()] = tuple(pj.argmax(inp[r]))
+    a = rng.standard_normal(64).astype(np.float32)
+    inp.set(a)
+    doubled, index = pj.Pipeline(pair).realize([64])
+    np.testing.assert_allclose(doubled, a * 2)
+    np.testing.assert_array_equal(index, np.arange(64))
+    location, value = pj.Pipeline(best).realize([])
+    assert int(location) == int(np.argmax(a)) and float(value) == a.max()
+    square = pj.Func("square")
+    square[x] = inp[x] * inp[x]
+    d2, i2, sq = pj.Pipeline([pair, square]).realize([64])
+    np.testing.assert_allclose(sq, a * a)
+    np.testing.assert_array_equal(i2, np.arange(64))
+
+
+@pytest.mark.parametrize("condition", ["repeat_edge", "constant_exterior", "mirror_image", "mirror_interior"])
+def test_boundary_conditions(rng, condition):
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    if condition == "constant_exterior":
+        clamped = pj.BoundaryConditions.constant_exterior(inp, 0.5)
+        pad = {"mode": "constant", "constant_values": 0.5}
+    else:
+        clamped = getattr(pj.BoundaryConditions, condition)(inp)
+        pad = {"mode": {"repeat_edge": "edge", "mirror_image": "symmetric", "mirror_interior": "reflect"}[condition]}
+    f = pj.Func("f")
+    f[x, y] = clamped[x - 2, y] + clamped[x + 2, y + 3]
+    a = rng.random((20, 30), dtype=np.float32)
+    inp.set(a)
+    out = pj.Pipeline(f).realize([30, 20])
+    padded = np.pad(a, ((0, 3), (2, 2)), **pad)
+    np.testing.assert_allclose(out, padded[0:20, 0:30] + padded[3:23, 4:34], rtol=1e-6)
+
+
+def test_gpu_schedule_is_lowered_for_a_cuda_target_without_a_device():
+    x, y, xi, yi = pj.Var("x"), pj.Var("y"), pj.Var("xi"), pj.Var("yi")
+    f = pj.Func("f")
+    f[x, y] = x + y
+    f.gpu_tile(x, y, xi, yi, 16, 16)
+    ptx = pj.Pipeline(f).compile_to_ptx(pj.Target("host-cuda-cuda_capability_80"))
+    assert ".target sm_80" in ptx and ".entry" in ptx
+
+
+def test_stages_specialize_and_loop_nest():
+    x, y, xo, xi = pj.Var("x"), pj.Var("y"), pj.Var("xo"), pj.Var("xi")
+    wide = pj.Param(pj.Bool(), "wide", True)
+    f = pj.Func("f")
+    f[x, y] = x * y
+    f[x, 0] = f[x, 0] + 1
+    f.split(x, xo, xi, 8, tail=pj.TailStrategy.RoundUp).reorder(xi, y, xo)
+    f.update(0).vectorize(x, 4)
+    f.specialize(wide).parallel(y)
+    p = pj.Pipeline(f)
+    nest = p.loop_nest()
+    assert "xo" in nest and "xi" in nest
+    out = p.realize([16, 3])
+    ref = np.outer(np.arange(3), np.arange(16))
+    ref[0] += 1
+    np.testing.assert_array_equal(out, ref)
