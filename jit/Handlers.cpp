@@ -148,7 +148,7 @@ RealizeCall::RealizeCall(JITUserContext *user, const JITHandlers &pipeline) : Us
     if (r.Handlers.acquire_context)
       return r.Handlers.acquire_context(r.User, out, create != 0);
     std::string why;
-    int device = runtime::cuda::choose_device(r.User ? r.User->device : -1);
+    int device = runtime::cuda::choose_device(r.User ? r.User->device : -1, r.BufferOnDevice);
     int result = runtime::cuda::default_acquire_context(device, out, create != 0, &why);
     if (result != 0)
       r.record_error(why.c_str());

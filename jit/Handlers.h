@@ -21,6 +21,9 @@ struct RealizeCall {
   ptxjit_call_context Runtime{};
   JITUserContext *User;
   JITHandlers Handlers; // merged; null entries use the built-ins
+  /// A device address among the call's buffers (0: none): the built-in acquire_context runs the
+  /// call on its device when the call names none (runtime::cuda::choose_device).
+  CUdeviceptr BufferOnDevice = 0;
   /// The first error reported; parallel tasks may report at once.
   std::string first_error() const;
   void record_error(const char *message);

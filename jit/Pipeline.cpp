@@ -220,6 +220,9 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
     }
   }
   const bool gpu = compiled->Code->device_code() != nullptr;
+  for (size_t i = 0; i < arguments.size() && gpu && !call.BufferOnDevice; ++i)
+    if (isBuffer(arguments[i]))
+      call.BufferOnDevice = buffers[i].device;
   for (size_t i = 0; i < arguments.size(); ++i)
     if (isBuffer(arguments[i]) && arguments[i].on_host && !buffers[i].host)
       throw RuntimeError("buffer " + arguments[i].name + " has no host memory (it is a device-only view), but " +

@@ -34,9 +34,12 @@ struct JITHandlers {
   void (*print)(JITUserContext *context, const char *message) = nullptr;
   /// Called with the error message before realize throws RuntimeError with it.
   void (*error)(JITUserContext *context, const char *message) = nullptr;
-  /// Built-in: the primary context of the call's device (JITUserContext::device, else
-  /// PTXJIT_DEVICE, else 0), retained once per device. Refusing makes the realize fail before
-  /// any context is created.
+  /// Built-in: the primary context of the call's device, retained once per device. The device is
+  /// the first of: JITUserContext::device; the device of the call's device buffers (a tensor's);
+  /// the device of the context current on the calling thread (cudart's and PyTorch's set_device
+  /// make one); PTXJIT_DEVICE; the local rank (LOCAL_RANK from torchrun,
+  /// OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID); 0. Refusing makes the realize fail before any
+  /// context is created.
   int (*acquire_context)(JITUserContext *context, CUcontext *out, bool create) = nullptr;
   /// Paired with every successful acquire_context, on every path. Built-in: nothing.
   int (*release_context)(JITUserContext *context) = nullptr;
@@ -56,7 +59,7 @@ struct JITHandlers {
 /// Passed to realize; derive from it to carry your own state (context, stream) to your handlers.
 struct JITUserContext {
   JITHandlers handlers;
-  /// The CUDA device the built-in acquire_context uses; -1: PTXJIT_DEVICE, else 0.
+  /// The CUDA device the built-in acquire_context uses; -1: chosen as acquire_context says.
   int device = -1;
 };
 

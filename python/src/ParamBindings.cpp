@@ -124,7 +124,8 @@ void bind_params(nb::module_ &m) {
 
   nb::class_<ImageParam>(m, "ImageParam")
       .def(nb::init<Type, int, const std::string &>(), nb::arg("type"), nb::arg("dimensions"), nb::arg("name") = "")
-      .def("_set_buffer", [](ImageParam &p, const ImportedBuffer &b) { p.set(b.buffer); })
+      .def("set", [](ImageParam &p, nb::handle array) { p.set(import_array(array, std::nullopt, false).buffer); },
+           nb::arg("array"), "Binds an array or tensor (or a ptxjit.Buffer) to this ImageParam, without a copy")
       .def("name", &ImageParam::name)
       .def("dimensions", &ImageParam::dimensions)
       .def("type", &ImageParam::type)

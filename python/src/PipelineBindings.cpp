@@ -19,17 +19,74 @@ int callerStream(JITUserContext *context, CUcontext, CUstream *out) {
   return 0;
 }
 
-void realize(Pipeline &pipeline, const std::vector<ImportedBuffer> &outputs, int device, std::optional<uintptr_t> stream) {
+/// The CUDA device `device` names: an int, "cuda:N", "cuda" (0) or a torch.device; -1 for "cpu".
+int deviceIndex(nb::handle device) {
+  if (PyLong_Check(device.ptr()))
+    return nb::cast<int>(device);
+  const std::string text = nb::cast<std::string>(nb::str(device));
+  if (text == "cpu")
+    return -1;
+  if (text == "cuda")
+    return 0;
+  if (text.rfind("cuda:", 0) == 0)
+    return std::stoi(text.substr(5));
+  throw nb::value_error(("device must be an index, \"cpu\", \"cuda\", \"cuda:N\" or a torch.device, not " + text).c_str());
+}
+
+/// Whether realize's argument is sizes (a list or tuple of ints, empty for a zero-dimensional
+/// output) rather than arrays.
+bool isSizes(nb::handle outputs) {
+  if (!nb::isinstance<nb::list>(outputs) && !nb::isinstance<nb::tuple>(outputs))
+    return false;
+  for (nb::handle o : outputs)
+    if (!PyLong_Check(o.ptr()))
+      return false;
+  return true;
+}
+
+/// Runs the pipeline into `outputs`: an array or tensor, or a list of them.
+void realizeInto(Pipeline &pipeline, nb::handle outputs, nb::handle stream, nb::handle device) {
+  std::optional<uintptr_t> handle;
+  if (!stream.is_none())
+    handle = stream_handle(stream);
+  std::vector<RawBuffer> buffers;
+  int cudaDevice = device.is_none() ? -1 : deviceIndex(device);
+  bool torchOnDevice = false;
+  auto add = [&](nb::handle array) {
+    ImportedBuffer imported = import_array(array, handle, true);
+    if (imported.cuda_device >= 0) {
+      if (cudaDevice >= 0 && cudaDevice != imported.cuda_device)
+        throw nb::value_error(("the buffers of one realize are on CUDA devices " + std::to_string(cudaDevice) + " and " +
+                               std::to_string(imported.cuda_device))
+                                  .c_str());
+      cudaDevice = imported.cuda_device;
+      torchOnDevice = torchOnDevice || imported.torch;
+    }
+    buffers.push_back(std::move(imported.buffer));
+  };
+  if (nb::isinstance<nb::list>(outputs) || nb::isinstance<nb::tuple>(outputs))
+    for (nb::handle o : outputs)
+      add(o);
+  else
+    add(outputs);
+  if (torchOnDevice) {
+    const uintptr_t current = torch_current_stream(cudaDevice);
+    if (!handle) {
+      handle = current;
+    } else if (*handle != current) {
+      // As __dlpack__(stream) does for its consumer: the named stream waits for the work
+      // PyTorch has queued on its current stream.
+      nb::object cuda = nb::module_::import_("torch").attr("cuda");
+      cuda.attr("ExternalStream")(*handle, nb::arg("device") = cudaDevice)
+          .attr("wait_stream")(cuda.attr("current_stream")(cudaDevice));
+    }
+  }
   PythonCall call;
-  call.device = device;
-  if (stream) {
-    call.stream = reinterpret_cast<CUstream>(*stream);
+  call.device = cudaDevice;
+  if (handle) {
+    call.stream = reinterpret_cast<CUstream>(*handle);
     call.handlers.get_stream = callerStream;
   }
-  std::vector<RawBuffer> buffers;
-  buffers.reserve(outputs.size());
-  for (const ImportedBuffer &b : outputs)
-    buffers.push_back(b.buffer);
   nb::gil_scoped_release unlocked; // pipelines run on ptxjit's threads, and may run long
   pipeline.realize(&call, buffers);
 }
@@ -77,7 +134,22 @@ void bind_pipeline(nb::module_ &m) {
              p.compile_jit(t);
            },
            nb::arg("target") = nb::none())
-      .def("_realize", &realize, nb::arg("outputs"), nb::arg("device"), nb::arg("stream").none())
+      .def(
+          "realize",
+          [](nb::handle self, nb::handle outputs, nb::handle stream, nb::handle device) -> nb::object {
+            if (isSizes(outputs)) // new arrays: made in Python, from NumPy or PyTorch
+              return nb::module_::import_("ptxjit").attr("_realize_sizes")(self, outputs, stream, device);
+            realizeInto(nb::cast<Pipeline &>(self), outputs, stream, device);
+            return nb::none();
+          },
+          nb::arg("outputs"), nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("device") = nb::none(),
+          "Runs the pipeline.\n\n"
+          "realize([w, h]) returns a new array (a list of them for several outputs or Tuple values): a NumPy array, "
+          "or a PyTorch tensor on `device` (\"cuda:0\", a torch.device). realize(out) or realize([out0, out1]) "
+          "writes into the arrays or tensors given. CUDA tensors run on their device and on PyTorch's current "
+          "stream; `stream` (torch.cuda.Stream, CuPy stream or handle) names another, which first waits for the "
+          "work PyTorch queued on its current stream; `device` also names the CUDA device for host arrays on a "
+          "CUDA target.")
       .def("compile_to_ptx", &Pipeline::compile_to_ptx, nb::arg("target"), nb::arg("ptx_version") = 78)
       .def("lowered_stmt",
            [](const Pipeline &p, std::optional<Target> target) {

@@ -12,13 +12,34 @@ namespace ptxjit::runtime::cuda {
 namespace {
 std::mutex PrimaryMutex;                       // guards Primary
 std::map<int, CUcontext> Primary;              // retained primary contexts by device ordinal
+/// The number of CUDA devices, asked once: it does not change while a process runs.
+int device_count(const DriverApi &api) {
+  static const int count = [&api] {
+    int n = 0;
+    return api.cuDeviceGetCount(&n) == CUDA_SUCCESS ? n : 0;
+  }();
+  return count;
+}
+
 } // namespace
 
-int choose_device(int requested) {
+int choose_device(int requested, CUdeviceptr buffer) {
   if (requested >= 0)
     return requested;
-  const char *env = std::getenv("PTXJIT_DEVICE");
-  return env && *env ? std::atoi(env) : 0;
+  if (const DriverApi *api = try_driver(nullptr); api && device_count(*api) > 1) {
+    int ordinal = -1;
+    if (buffer && api->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, buffer) == CUDA_SUCCESS &&
+        ordinal >= 0)
+      return ordinal;
+    CUcontext current = nullptr;
+    CUdevice device = 0;
+    if (api->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current && api->cuCtxGetDevice(&device) == CUDA_SUCCESS)
+      return static_cast<int>(device);
+  }
+  for (const char *variable : {"PTXJIT_DEVICE", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
+    if (const char *value = std::getenv(variable); value && *value)
+      return std::atoi(value);
+  return 0;
 }
 
 int default_acquire_context(int device, CUcontext *out, bool create, std::string *why) {

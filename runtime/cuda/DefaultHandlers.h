@@ -11,8 +11,12 @@
 
 namespace ptxjit::runtime::cuda {
 
-/// The device a call runs on: `requested` when >= 0, else PTXJIT_DEVICE, else 0.
-int choose_device(int requested);
+/// The device a call runs on, the first that applies: `requested` when >= 0; the device of
+/// `buffer` (a device address among the call's buffers, 0 for none); the device of the context
+/// current on the calling thread (cudart's and PyTorch's set_device make one); PTXJIT_DEVICE; the
+/// process's local rank (LOCAL_RANK from torchrun, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID);
+/// 0. With one device in the machine the buffer and the current context are not asked.
+int choose_device(int requested, CUdeviceptr buffer);
 
 /// The primary context of `device`, retained once per device for the life of the process (it is
 /// the context the CUDA runtime, PyTorch and cuBLAS share). No other device is touched.

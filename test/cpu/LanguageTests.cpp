@@ -1617,3 +1617,24 @@ TEST_CASE("ImageParam::dim constraints are checked at realize and known to the c
     CHECK_THROWS_WITH(aligned.set(off), Catch::Contains("requires host memory aligned to 64 bytes"));
   }
 }
+
+TEST_CASE("The loop nest and values of a split, reordered and specialized Func with a vectorized update", "[cpu]") {
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Param<bool> wide("wide", true);
+  Func f("f");
+  f(x, y) = x * y;
+  f(x, 0) = f(x, 0) + 1;
+  f.split(x, xo, xi, 8, TailStrategy::RoundUp).reorder(xi, y, xo);
+  f.update(0).vectorize(x, 4);
+  f.specialize(wide).parallel(y);
+  Pipeline p(f);
+  const std::string nest = p.loop_nest();
+  INFO(nest);
+  CHECK(nest.find("xo") != std::string::npos);
+  CHECK(nest.find("xi") != std::string::npos);
+  for (bool w : {true, false}) {
+    wide.set(w);
+    Buffer<int32_t> out = p.realize<int32_t>({16, 3});
+    check_against(out, [](const std::vector<int> &c) { return c[0] * c[1] + (c[1] == 0 ? 1 : 0); });
+  }
+}

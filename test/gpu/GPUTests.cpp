@@ -842,6 +842,70 @@ TEST_CASE("The built-in handlers use the primary context of the chosen device on
   run_in_child_process("Built-in handlers (child process)");
 }
 
+namespace {
+
+// Realizes the blur with no device named and checks that it ran on `expected` alone.
+void checkBlurRunsOn(int expected, Buffer<float> &out, Blur &b, const Buffer<float> &input) {
+  onGPU(b.by).realize(out);
+  if (out.device())
+    copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &q) { return Blur::reference(input, q[0], q[1]); });
+  for (int d = 0; d < deviceCount(); ++d) {
+    INFO("device " << d);
+    CHECK(primaryContextActive(d) == (d == expected));
+  }
+}
+
+} // namespace
+
+// The last device, so that on a machine of several the choice cannot be device 0 by accident.
+TEST_CASE("Device of the call's buffers (child process)", "[.]") {
+  REQUIRE_FALSE(anyPrimaryContextActive());
+  const int last = deviceCount() - 1;
+  Blur b;
+  Buffer<float> input = b.input(70, 30, fresh_seed()), out(70, 30);
+  JITUserContext onLast;
+  onLast.device = last;
+  copy_to_device(input, &onLast);
+  copy_to_device(out, &onLast);
+  checkBlurRunsOn(last, out, b, input);
+}
+
+TEST_CASE("Device current on the calling thread (child process)", "[.]") {
+  REQUIRE_FALSE(anyPrimaryContextActive());
+  const int last = deviceCount() - 1;
+  CUdevice device;
+  CUcontext primary = nullptr;
+  CU_CHECK(cuDeviceGet(&device, last));
+  CU_CHECK(cuDevicePrimaryCtxRetain(&primary, device));
+  CU_CHECK(cuCtxPushCurrent(primary)); // what cudaSetDevice(last) leaves
+  Blur b;
+  Buffer<float> input = b.input(70, 30, fresh_seed()), out(70, 30);
+  checkBlurRunsOn(last, out, b, input);
+  CUcontext current = nullptr;
+  CU_CHECK(cuCtxGetCurrent(&current));
+  CHECK(current == primary);
+  CU_CHECK(cuCtxPopCurrent(&current));
+  CU_CHECK(cuDevicePrimaryCtxRelease(device));
+}
+
+TEST_CASE("Device of the local rank (child process)", "[.]") {
+  REQUIRE_FALSE(anyPrimaryContextActive());
+  const int last = deviceCount() - 1;
+  REQUIRE(setenv("LOCAL_RANK", std::to_string(last).c_str(), 1) == 0);
+  Blur b;
+  Buffer<float> input = b.input(70, 30, fresh_seed()), out(70, 30);
+  checkBlurRunsOn(last, out, b, input);
+}
+
+TEST_CASE("The built-in device is the buffers', else the thread's current, else the local rank's", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  INFO(deviceCount() << " devices; each case runs on the last");
+  run_in_child_process("Device of the call's buffers (child process)");
+  run_in_child_process("Device current on the calling thread (child process)");
+  run_in_child_process("Device of the local rank (child process)");
+}
+
 TEST_CASE("Two threads, each with its own context and stream, realize concurrently", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   Blur b;

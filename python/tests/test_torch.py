@@ -1,0 +1,156 @@
+"""PyTorch CUDA tensors in and out, on PyTorch's streams and contexts (the GPU machine)."""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ptxjit as pj
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device")]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def primary_context_active(ordinal):
+    """Whether the primary context of device `ordinal` exists, asked of the driver directly."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    assert cuda.cuInit(0) == 0
+    device, flags, active = ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
+    assert cuda.cuDeviceGet(ctypes.byref(device), ordinal) == 0
+    assert cuda.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) == 0
+    return active.value != 0
+
+
+def gpu_blur():
+    x, y, xi, yi = pj.Var("x"), pj.Var("y"), pj.Var("xi"), pj.Var("yi")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    bx, by = pj.Func("blur_x"), pj.Func("blur_y")
+    bx[x, y] = inp[x, y] + inp[x + 1, y] + inp[x + 2, y]
+    by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 9
+    by.gpu_tile(x, y, xi, yi, 32, 8)
+    p = pj.Pipeline(by)
+    p.compile_jit(pj.Target("host-cuda"))
+    return inp, p
+
+
+def blur_reference(a):
+    return torch.nn.functional.avg_pool2d(a[None, None], 3, stride=1)[0, 0]
+
+
+def test_tensors_in_and_out(rng):
+    inp, p = gpu_blur()
+    a = torch.rand((131, 259), device="cuda")  # a[y, x]
+    inp.set(a)
+    out = p.realize([257, 129], device=a.device)
+    assert isinstance(out, torch.Tensor) and out.device == a.device and out.shape == (129, 257)
+    torch.testing.assert_close(out, blur_reference(a), rtol=1e-5, atol=1e-6)
+    given = torch.full((129, 257), float("nan"), device="cuda")
+    assert p.realize(given) is None
+    torch.testing.assert_close(given, blur_reference(a), rtol=1e-5, atol=1e-6)
+
+
+def test_non_contiguous_tensors_work_by_strides():
+    inp, p = gpu_blur()
+    big = torch.rand((300, 300), device="cuda")
+    a = big[10:141:2, 7:130]  # strided rows
+    inp.set(a)
+    out = torch.empty((200, 121), device="cuda")[::3][: a.shape[0] - 2]  # strided output rows
+    p.realize(out)
+    torch.testing.assert_close(out, blur_reference(a), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="innermost"):
+        inp.set(big[:, ::2])
+
+
+def test_work_is_ordered_on_the_current_stream():
+    inp, p = gpu_blur()
+    source = torch.rand((1026, 2050), device="cuda")
+    stream = torch.cuda.Stream()  # PyTorch's streams do not wait for the legacy default stream
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        a = torch.zeros_like(source)
+        torch.cuda._sleep(20_000_000)  # the input is written late on this stream
+        a.copy_(source)
+        inp.set(a)
+        out = torch.empty((1024, 2048), device="cuda")
+        p.realize(out)
+        doubled = out * 2  # PyTorch reads the output on the same stream
+    stream.synchronize()
+    torch.testing.assert_close(doubled, 2 * blur_reference(source), rtol=1e-5, atol=1e-6)
+
+
+def test_an_explicit_stream_argument():
+    inp, p = gpu_blur()
+    source = torch.rand((66, 130), device="cuda")
+    stream = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    inp.set(source)
+    out = torch.empty((64, 128), device="cuda")
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(10_000_000)
+        out.fill_(0)
+    p.realize(out, stream=stream)  # after the fill, on `stream`
+    stream.synchronize()
+    torch.testing.assert_close(out, blur_reference(source), rtol=1e-5, atol=1e-6)
+
+
+def test_host_arrays_on_a_cuda_target(rng):
+    inp, p = gpu_blur()
+    a = rng.random((40, 70), dtype=np.float32)
+    inp.set(a)
+    out = p.realize([68, 38])
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_allclose(out, blur_reference(torch.from_numpy(a)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_types_must_match():
+    inp, p = gpu_blur()
+    inp.set(torch.rand((10, 10), device="cuda"))
+    with pytest.raises(pj.RuntimeError, match="type"):
+        p.realize(torch.empty((8, 8), device="cuda", dtype=torch.float64))
+    with pytest.raises(ValueError, match="type code"):
+        inp.set(torch.rand((10, 10), device="cuda").to(torch.complex64))
+
+
+def run_python(script, env=None):
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                            env={**os.environ, **(env or {})}, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_no_context_beyond_pytorchs():
+    # A fresh process: the realize runs on PyTorch's (primary) context of the tensor's device, and
+    # no other device gets one.
+    out = run_python(f"""
+        import sys; sys.path.insert(0, {HERE!r})
+        import torch, ptxjit as pj
+        from test_torch import gpu_blur, blur_reference, primary_context_active
+        last = torch.cuda.device_count() - 1
+        a = torch.rand((50, 60), device=f"cuda:{{last}}")
+        before = [primary_context_active(d) for d in range(torch.cuda.device_count())]
+        inp, p = gpu_blur()
+        inp.set(a)
+        out = p.realize([58, 48], device=a.device)
+        torch.testing.assert_close(out, blur_reference(a), rtol=1e-5, atol=1e-6)
+        after = [primary_context_active(d) for d in range(torch.cuda.device_count())]
+        assert after == before, (before, after)
+        print("ok", last, after)
+    """)
+    assert out.startswith("ok")
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2 or shutil.which("torchrun") is None,
+                    reason="needs two GPUs and torchrun")
+def test_one_process_per_gpu_under_torchrun():
+    result = subprocess.run(["torchrun", "--standalone", "--nproc_per_node=2", os.path.join(HERE, "torchrun_worker.py")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("rank ok") == 2, result.stdout
