@@ -4,7 +4,9 @@
 # - compiles every installed public header on its own, and checks that none includes CUDA's;
 # - checks that libptxjit.so exports ptxjit's API and nothing else;
 # - builds and runs test/consumer/find_package against each prefix, and
-#   test/consumer/add_subdirectory against these sources.
+#   test/consumer/add_subdirectory against these sources;
+# - installs the Python package with pip from these sources, builds the Python module against
+#   the installed libptxjit.so, and runs the pytest suite against each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -51,6 +53,24 @@ cmake -S test/consumer/add_subdirectory -B "$work/add_subdirectory" -G Ninja -DC
 cmake --build "$work/add_subdirectory" --target demo bench >/dev/null
 "$work/add_subdirectory/demo"
 "$work/add_subdirectory/bench"
+
+# Python: `pip install .` as a user runs it (into a fresh virtual environment), and the module
+# built on its own against the installed libptxjit.so; the pytest suite against each. The
+# module exports its init function only (python/exports.map).
+python3 -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check . pytest
+(cd "$work" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests")
+ptxjit_python_setup # build/venv: nanobind and pytest
+cmake -S python -B "$work/python" -G Ninja -DCMAKE_BUILD_TYPE=Release -Dptxjit_DIR="$work/shared/lib/cmake/ptxjit" \
+  -DPython_EXECUTABLE="$PWD/build/venv/bin/python" >/dev/null
+cmake --build "$work/python" >/dev/null
+PYTHONPATH="$work/python" build/venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+exported=$(nm -D --defined-only "$work"/python/ptxjit/_ptxjit*.so | awk '{print $3}' | grep -v -x PyInit__ptxjit || true)
+if [[ -n $exported ]]; then
+  echo "consumer-test: the Python module exports more than PyInit__ptxjit:" >&2
+  echo "$exported" | head -20 >&2
+  exit 1
+fi
 
 echo "consumer-test: passed. Sizes: libptxjit.a ($static_preset) $(du -h "$work"/static/lib/libptxjit.a | cut -f1)," \
      "libptxjit.so $(du -h "$library" | cut -f1), a consumer linking it statically" \
