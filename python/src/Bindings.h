@@ -38,6 +38,10 @@ ImportedBuffer import_array(nb::handle array, std::optional<uintptr_t> stream, b
 /// Takes an unused DLPack capsule (what `__dlpack__()` returns) and views its tensor.
 ImportedBuffer import_dlpack(nb::capsule capsule);
 
+/// Drops a reference to a Python object from wherever a buffer's last copy goes (a thread without
+/// the GIL, or the process's exit after Python's): the deleter of buffers that keep an array alive.
+void release_python_reference(void *object);
+
 /// Whether `object` is a torch.Tensor (false while PyTorch is not imported).
 bool is_torch_tensor(nb::handle object);
 /// A tensor's memory, read from the tensor itself: PyTorch's __dlpack__(stream=...) costs about

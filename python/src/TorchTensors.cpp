@@ -41,6 +41,14 @@ const Torch *torch() {
   return loaded;
 }
 
+bool pythonFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 int32_t fitInt32(long long v, const char *what) {
   if (v < INT32_MIN || v > INT32_MAX)
     throw nb::value_error(("a tensor " + std::string(what) + " of " + std::to_string(v) + " does not fit in 32 bits").c_str());
@@ -48,6 +56,15 @@ int32_t fitInt32(long long v, const char *what) {
 }
 
 } // namespace
+
+void release_python_reference(void *object) {
+  // Pipelines ptxjit keeps for reuse may hold buffers until the process's static destructors run,
+  // after Python has finalized: then the reference is left, as Python has freed everything.
+  if (!Py_IsInitialized() || pythonFinalizing())
+    return;
+  nb::gil_scoped_acquire locked;
+  Py_DECREF(static_cast<PyObject *>(object));
+}
 
 bool is_torch_tensor(nb::handle object) {
   const Torch *t = torch();
@@ -89,16 +106,14 @@ ImportedBuffer import_torch_tensor(nb::handle tensor) {
   }
   if (n > 0 && dims[0].stride != 1 && dims[0].extent > 1)
     throw nb::value_error(("a tensor with stride " + std::to_string(dims[0].stride) +
-                           " in its last axis: ptxjit needs it dense there (stride 1); call .contiguous()")
+                           " in its last axis (ptxjit's innermost dimension): ptxjit needs it dense there (stride "
+                           "1); call .contiguous()")
                               .c_str());
   const uintptr_t address = nb::cast<uintptr_t>(tensor.attr(dataName)());
   // The buffer keeps the tensor (so its memory) alive; the last copy may go without the GIL.
   PyObject *reference = tensor.ptr();
   Py_INCREF(reference);
-  std::shared_ptr<void> owner(reference, [](void *p) {
-    nb::gil_scoped_acquire locked;
-    Py_DECREF(static_cast<PyObject *>(p));
-  });
+  std::shared_ptr<void> owner(reference, release_python_reference);
   ImportedBuffer imported;
   imported.buffer = RawBuffer::view(*type, std::move(dims), cuda ? nullptr : reinterpret_cast<uint8_t *>(address),
                                     cuda ? address : 0, std::move(owner));

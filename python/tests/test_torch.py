@@ -115,8 +115,10 @@ def test_types_must_match():
     inp.set(torch.rand((10, 10), device="cuda"))
     with pytest.raises(pj.RuntimeError, match="type"):
         p.realize(torch.empty((8, 8), device="cuda", dtype=torch.float64))
-    with pytest.raises(ValueError, match="type code"):
+    with pytest.raises(ValueError, match="complex64"):
         inp.set(torch.rand((10, 10), device="cuda").to(torch.complex64))
+    with pytest.raises(ValueError, match="float16"):
+        inp.set(torch.rand((10, 10), device="cuda").half())
 
 
 def run_python(script, env=None):
