@@ -12,6 +12,10 @@ namespace {
 /// with the GIL held.
 struct Torch {
   nb::object tensorType, rawStream;
+  // Attribute names read on every realize of a tensor, interned once. Kept here, never in
+  // function-local statics: those would be released by exit() after Python has finalized.
+  nb::str dtypeName{"dtype"}, isNegName{"is_neg"}, isCudaName{"is_cuda"}, isCpuName{"is_cpu"},
+      deviceName{"get_device"}, shapeName{"shape"}, strideName{"stride"}, dataName{"data_ptr"};
   std::vector<std::pair<nb::object, ptxjit_type_t>> dtypes;
 };
 
@@ -73,10 +77,7 @@ bool is_torch_tensor(nb::handle object) {
 
 ImportedBuffer import_torch_tensor(nb::handle tensor) {
   const Torch &t = *torch();
-  // A few reads, by interned names: this runs on every realize of a tensor.
-  static const nb::str dtypeName("dtype"), isNegName("is_neg"), isCudaName("is_cuda"), isCpuName("is_cpu"),
-      deviceName("get_device"), shapeName("shape"), strideName("stride"), dataName("data_ptr");
-  nb::object dtype = tensor.attr(dtypeName);
+  nb::object dtype = tensor.attr(t.dtypeName);
   const ptxjit_type_t *type = nullptr;
   for (const auto &[object, ptxjitType] : t.dtypes)
     if (object.is(dtype))
@@ -86,16 +87,16 @@ ImportedBuffer import_torch_tensor(nb::handle tensor) {
                            ": ptxjit takes int, uint, float32, float64 and bool tensors")
                               .c_str());
   // Complex tensors (the lazily conjugated ones) are refused above; a lazily negated view is not.
-  if (nb::cast<bool>(tensor.attr(isNegName)()))
+  if (nb::cast<bool>(tensor.attr(t.isNegName)()))
     throw nb::value_error("a tensor with a lazy negation: call .resolve_neg() first");
-  const bool cuda = nb::cast<bool>(tensor.attr(isCudaName));
-  if (!cuda && !nb::cast<bool>(tensor.attr(isCpuName)))
+  const bool cuda = nb::cast<bool>(tensor.attr(t.isCudaName));
+  if (!cuda && !nb::cast<bool>(tensor.attr(t.isCpuName)))
     throw nb::value_error(("a tensor on " + nb::cast<std::string>(nb::str(tensor.attr("device"))) +
                            ": ptxjit takes CPU and CUDA tensors")
                               .c_str());
-  const int device = cuda ? nb::cast<int>(tensor.attr(deviceName)()) : -1;
-  nb::tuple sizes = nb::borrow<nb::tuple>(tensor.attr(shapeName));
-  nb::tuple strides = nb::cast<nb::tuple>(tensor.attr(strideName)());
+  const int device = cuda ? nb::cast<int>(tensor.attr(t.deviceName)()) : -1;
+  nb::tuple sizes = nb::borrow<nb::tuple>(tensor.attr(t.shapeName));
+  nb::tuple strides = nb::cast<nb::tuple>(tensor.attr(t.strideName)());
   const size_t n = nb::len(sizes);
   if (n > 8)
     throw nb::value_error(("a tensor of " + std::to_string(n) + " dimensions: at most 8 are supported").c_str());
@@ -109,7 +110,7 @@ ImportedBuffer import_torch_tensor(nb::handle tensor) {
                            " in its last axis (ptxjit's innermost dimension): ptxjit needs it dense there (stride "
                            "1); call .contiguous()")
                               .c_str());
-  const uintptr_t address = nb::cast<uintptr_t>(tensor.attr(dataName)());
+  const uintptr_t address = nb::cast<uintptr_t>(tensor.attr(t.dataName)());
   // The buffer keeps the tensor (so its memory) alive; the last copy may go without the GIL.
   PyObject *reference = tensor.ptr();
   Py_INCREF(reference);
