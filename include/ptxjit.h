@@ -9,6 +9,7 @@
 #include "ptxjit/DeviceBuffers.h"
 #include "ptxjit/Error.h"
 #include "ptxjit/Expr.h"
+#include "ptxjit/Float16.h"
 #include "ptxjit/Func.h"
 #include "ptxjit/IROperator.h"
 #include "ptxjit/InlineReductions.h"

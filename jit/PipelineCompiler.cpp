@@ -142,7 +142,7 @@ std::optional<HostEntry> deserialize(const std::string &payload) {
     a.dimensions = static_cast<int>(r.number());
     a.on_device = r.number() != 0;
     a.on_host = r.number() != 0;
-    if (kind > lower::LoweredArgument::Scalar || code > static_cast<uint64_t>(Type::Float) || bits > 64 ||
+    if (kind > lower::LoweredArgument::Scalar || code > static_cast<uint64_t>(Type::BFloat) || bits > 64 ||
         lanes == 0 || lanes > 0xffff)
       return std::nullopt;
     a.kind = static_cast<lower::LoweredArgument::Kind>(kind);

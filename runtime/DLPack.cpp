@@ -16,11 +16,21 @@ ptxjit_type_t typeFrom(const DLDataType &t) {
     throw std::invalid_argument("DLPack tensor with " + std::to_string(t.lanes) + " lanes: only scalar elements are supported");
   switch (t.code) {
   case kDLInt:
-    return {ptxjit_type_int, t.bits, 1};
+    if (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)
+      return {ptxjit_type_int, t.bits, 1};
+    break;
   case kDLUInt:
-    return {ptxjit_type_uint, t.bits, 1};
+    if (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)
+      return {ptxjit_type_uint, t.bits, 1};
+    break;
   case kDLFloat:
-    return {ptxjit_type_float, t.bits, 1};
+    if (t.bits == 16 || t.bits == 32 || t.bits == 64)
+      return {ptxjit_type_float, t.bits, 1};
+    break;
+  case kDLBfloat:
+    if (t.bits == 16)
+      return {ptxjit_type_bfloat, 16, 1};
+    break;
   case dlpackBool: // one byte each, as ptxjit stores Bool()
     if (t.bits == 8)
       return {ptxjit_type_uint, 1, 1};
@@ -29,7 +39,8 @@ ptxjit_type_t typeFrom(const DLDataType &t) {
     break;
   }
   throw std::invalid_argument("DLPack tensor of type code " + std::to_string(t.code) + " and " +
-                              std::to_string(t.bits) + " bits: only int, uint, float and bool elements are supported");
+                              std::to_string(t.bits) +
+                              " bits: ptxjit takes int and uint of 8 to 64 bits, float of 16, 32 and 64, bfloat16 and bool");
 }
 
 int32_t fitInt32(int64_t v, const char *what) {
@@ -99,7 +110,10 @@ DLManagedTensor *buffer_to_dlpack(const RawBuffer &buffer, int cudaDevice) {
   if (type.code == ptxjit_type_uint && type.bits == 1)
     t.dtype = {dlpackBool, 8, type.lanes};
   else
-    t.dtype = {static_cast<uint8_t>(type.code == ptxjit_type_int ? kDLInt : type.code == ptxjit_type_uint ? kDLUInt : kDLFloat),
+    t.dtype = {static_cast<uint8_t>(type.code == ptxjit_type_int      ? kDLInt
+                                    : type.code == ptxjit_type_uint   ? kDLUInt
+                                    : type.code == ptxjit_type_bfloat ? kDLBfloat
+                                                                      : kDLFloat),
                type.bits, type.lanes};
   t.shape = e->Shape.data();
   t.strides = e->Strides.data();

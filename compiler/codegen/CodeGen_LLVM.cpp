@@ -64,7 +64,9 @@ void CodeGen_LLVM::codegen(const Stmt &s) {
 
 llvm::Type *CodeGen_LLVM::llvm_type_of(Type t) const {
   llvm::Type *element = nullptr;
-  if (t.is_float())
+  if (t.is_bfloat()) // its bits: lower::widen_float16 left only moves and reinterprets of them
+    element = llvm::Type::getInt16Ty(Context);
+  else if (t.is_float())
     element = t.bits == 16 ? llvm::Type::getHalfTy(Context)
               : t.bits == 32 ? llvm::Type::getFloatTy(Context)
                              : llvm::Type::getDoubleTy(Context);
@@ -98,16 +100,25 @@ void CodeGen_LLVM::build_loop(const std::string &name, llvm::Value *min, llvm::V
 
 void CodeGen_LLVM::visit(const IntImm *op) { Value = llvm::ConstantInt::getSigned(llvm_type_of(op->type), op->value); }
 void CodeGen_LLVM::visit(const UIntImm *op) { Value = llvm::ConstantInt::get(llvm_type_of(op->type), op->value); }
-void CodeGen_LLVM::visit(const FloatImm *op) { Value = llvm::ConstantFP::get(llvm_type_of(op->type), op->value); }
+void CodeGen_LLVM::visit(const FloatImm *op) {
+  Value = op->type.is_bfloat() ? llvm::ConstantInt::get(llvm_type_of(op->type), bfloat16_t(op->value).bits)
+                               : llvm::ConstantFP::get(llvm_type_of(op->type), op->value);
+}
 
 void CodeGen_LLVM::visit(const Cast *op) {
   Type from = op->value.type(), to = op->type;
+  PTXJIT_INTERNAL_ASSERT(!from.is_bfloat() && !to.is_bfloat(), "codegen: a bfloat16 conversion left by lowering: " + to_string(Expr(op)));
   llvm::Value *v = codegen(op->value);
   llvm::Type *t = llvm_type_of(to);
   if (to.is_bool()) {
     Value = from.is_float() ? Builder->CreateFCmpUNE(v, llvm::Constant::getNullValue(v->getType()))
                             : Builder->CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
   } else if (from.is_float() && to.is_float()) {
+    // lower::widen_float16 made each 16-bit operation a float32 one rounded by this cast. The
+    // fence keeps LLVM from narrowing it back into a half operation, which x86 then computes in
+    // float32 together with the next one, without the rounding between them.
+    if (to.bits == 16 && from.bits == 32)
+      v = Builder->CreateArithmeticFence(v, v->getType());
     Value = Builder->CreateFPCast(v, t);
   } else if (from.is_float()) {
     Value = to.is_int() ? Builder->CreateFPToSI(v, t) : Builder->CreateFPToUI(v, t);

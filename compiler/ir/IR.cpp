@@ -16,8 +16,11 @@ bool Type::can_represent(Type other) const {
   case UInt:
     return (other.is_uint() || other.is_bool()) && other.bits <= bits;
   case Float:
-    return (other.is_float() && other.bits <= bits) ||
+    // Float(16) holds neither bfloat16's range nor its precision; every wider float holds both.
+    return (other.code == Float && other.bits <= bits) || (other.is_bfloat() && bits >= 32) ||
            ((other.is_int() || other.is_uint()) && other.bits < (bits == 64 ? 53 : bits == 32 ? 24 : 11));
+  case BFloat:
+    return other.is_bfloat() || ((other.is_int() || other.is_uint()) && other.bits <= 8);
   }
   return false;
 }
@@ -38,7 +41,8 @@ uint64_t Type::max_uint() const {
 }
 
 std::string to_string(Type t) {
-  std::string s = t.is_bool() ? "bool" : (t.is_int() ? "int" : t.is_uint() ? "uint" : "float") + std::to_string(t.bits);
+  std::string s = t.is_bool() ? "bool"
+                  : (t.is_int() ? "int" : t.is_uint() ? "uint" : t.is_bfloat() ? "bfloat" : "float") + std::to_string(t.bits);
   if (t.lanes != 1)
     s += "x" + std::to_string(t.lanes);
   return s;
@@ -61,6 +65,12 @@ Expr::Expr(bool v) : Expr(ir::UIntImm::make(Bool(), v)) {}
 namespace ptxjit::ir {
 
 void internal_error(const std::string &message) { throw InternalError(message); }
+
+void check_supported(Type t, const std::string &what) {
+  if (!t.is_supported())
+    throw CompileError(what + ": ptxjit's types are int and uint of 8, 16, 32 and 64 bits, bool, float of 16, 32 "
+                              "and 64 bits, and bfloat16");
+}
 
 namespace {
 
@@ -95,7 +105,13 @@ Expr UIntImm::make(Type t, uint64_t value) {
 
 Expr FloatImm::make(Type t, double value) {
   PTXJIT_INTERNAL_ASSERT(t.is_float() && t.is_scalar(), "FloatImm of type " + to_string(t));
-  if (t.bits == 32)
+  // The value is one the type holds, as if computed in it: folded constants round as the generated
+  // code does.
+  if (t.is_bfloat())
+    value = bfloat16_t(value).to_double();
+  else if (t.bits == 16)
+    value = float16_t(value).to_double();
+  else if (t.bits == 32)
     value = static_cast<float>(value);
   return Expr(new FloatImm(t, value));
 }

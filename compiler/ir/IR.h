@@ -29,6 +29,9 @@ public:
 };
 
 [[noreturn]] void internal_error(const std::string &message);
+
+/// Throws a CompileError naming `what` (e.g. "cast to float8") when ptxjit has no such type.
+void check_supported(Type t, const std::string &what);
 #define PTXJIT_INTERNAL_ASSERT(cond, message)                                                      \
   do {                                                                                             \
     if (!(cond))                                                                                   \

@@ -68,7 +68,8 @@ void matchTypes(Expr &a, Expr &b, const char *what) {
     return;
   }
   if (ta.is_float() || tb.is_float()) {
-    Type t = !tb.is_float() ? ta : !ta.is_float() ? tb : (ta.bits >= tb.bits ? ta : tb);
+    // Float(16) and BFloat(16) meet in float32, the narrowest type that holds both.
+    Type t = !tb.is_float() ? ta : !ta.is_float() ? tb : ta.bits != tb.bits ? (ta.bits > tb.bits ? ta : tb) : Float(32, ta.lanes);
     a = cast(t, a);
     b = cast(t, b);
     return;
@@ -255,6 +256,7 @@ Expr select(Expr condition, Expr true_value, Expr false_value) {
 
 Expr cast(Type t, Expr value) {
   requireDefined(value, "cast");
+  check_supported(t, "cast to " + to_string(t.element_of()));
   if (t.is_scalar() && value.type().is_vector())
     t = t.with_lanes(value.type().lanes);
   if (value.type() == t)
@@ -266,6 +268,7 @@ Expr cast(Type t, Expr value) {
 
 Expr saturating_cast(Type t, Expr value) {
   requireDefined(value, "saturating_cast");
+  check_supported(t, "saturating_cast to " + to_string(t.element_of()));
   const Type from = value.type();
   if (t.is_scalar() && from.is_vector())
     t = t.with_lanes(from.lanes);
@@ -274,10 +277,26 @@ Expr saturating_cast(Type t, Expr value) {
   if (t.is_bool())
     return cast(t, NE::make(value, make_zero(from)));
   if (t.is_float()) {
-    if (from.is_float() && from.bits > t.bits) {
-      const Expr largest = make_const(from.element_of(), double(std::numeric_limits<float>::max()));
-      value = Max::make(Min::make(value, broadcastTo(largest, from.lanes)),
-                        broadcastTo(make_const(from.element_of(), -double(std::numeric_limits<float>::max())), from.lanes));
+    // Values past the type's largest finite one clamp to it (a NaN stays a NaN), compared in a
+    // type that holds that bound exactly: at least float32, or the integer type itself.
+    const double largest = t.is_bfloat() ? bfloat16_t::from_bits(0x7f7f).to_double()
+                           : t.bits == 16 ? float16_t::from_bits(0x7bff).to_double()
+                           : t.bits == 32 ? double(std::numeric_limits<float>::max())
+                                          : std::numeric_limits<double>::max();
+    const double fromLargest = from.is_float() ? (from.is_bfloat() || from.bits == 32 ? double(std::numeric_limits<float>::max())
+                                                  : from.bits == 16 ? 65504.0
+                                                                    : std::numeric_limits<double>::max())
+                               : from.is_int() ? double(from.element_of().max_int())
+                                               : double(from.element_of().max_uint());
+    if (fromLargest > largest) {
+      if (from.is_float() && from.bits < 32)
+        value = cast(Float(32, from.lanes), value);
+      const Type work = value.type().element_of();
+      Expr bound = broadcastTo(make_const(work, largest), from.lanes);
+      Expr clamped = Min::make(value, bound);
+      if (!from.is_uint())
+        clamped = Max::make(clamped, broadcastTo(make_const(work, -largest), from.lanes));
+      value = from.is_float() ? Select::make(is_nan(value), value, clamped) : clamped;
     }
     return cast(t, value);
   }
@@ -313,6 +332,7 @@ Expr saturating_cast(Type t, Expr value) {
 
 Expr reinterpret(Type t, Expr value) {
   requireDefined(value, "reinterpret");
+  check_supported(t, "reinterpret as " + to_string(t.element_of()));
   const Type from = value.type();
   if (t.is_scalar() && from.is_vector())
     t = t.with_lanes(from.lanes);

@@ -77,7 +77,7 @@ private:
     std::string text = s.str();
     if (text.find_first_of(".einf") == std::string::npos)
       text += ".0";
-    Out << text << (op->type.bits == 32 ? "f" : op->type.bits == 16 ? "h" : "");
+    Out << text << (op->type.is_bfloat() ? "bf" : op->type.bits == 32 ? "f" : op->type.bits == 16 ? "h" : "");
   }
   void visit(const Cast *op) override {
     Out << ptxjit::to_string(op->type) << "(";

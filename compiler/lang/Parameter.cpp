@@ -22,6 +22,7 @@ std::string buffer_field_name(const std::string &buffer, const char *field, int 
 namespace detail {
 
 std::shared_ptr<ParameterContents> make_scalar_parameter(Type type, const std::string &name) {
+  ir::check_supported(type, "Param " + name + " of type " + to_string(type));
   auto p = std::make_shared<ParameterContents>();
   p->name = name.empty() ? unique_name("p") : name;
   p->type = type;
@@ -48,6 +49,7 @@ ImageParam::ImageParam(Type type, int dimensions, const std::string &name) {
     throw CompileError("ImageParam " + name + ": " + std::to_string(dimensions) + " dimensions (0 to 8 allowed)");
   if (type.is_vector())
     throw CompileError("ImageParam " + name + ": element type must be scalar, not " + to_string(type));
+  ir::check_supported(type, "ImageParam " + name + " of type " + to_string(type));
   Contents = std::make_shared<ParameterContents>();
   Contents->name = name.empty() ? unique_name("in") : name;
   Contents->type = type;

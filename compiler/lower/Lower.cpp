@@ -15,6 +15,7 @@
 #include "StorageFlattening.h"
 #include "UnrollLoops.h"
 #include "VectorizeLoops.h"
+#include "WidenFloat16.h"
 #include "WrapCalls.h"
 #include "ir/Constants.h"
 #include "ir/IRPrinter.h"
@@ -190,6 +191,7 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   s = runPass("unroll loops", debug, [&] { return unroll_loops(s); });
   s = runPass("vectorize loops", debug, [&] { return vectorize_loops(s); });
   s = runPass("simplify", debug, [&] { return simplify(s); });
+  s = runPass("16-bit float arithmetic in float32", debug, [&] { return widen_float16(s); });
 
   LoweredPipeline result;
   for (const auto &output : outputs)

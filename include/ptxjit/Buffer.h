@@ -202,9 +202,14 @@ protected:
 };
 
 template <typename T> constexpr ptxjit_type_t buffer_type_of() {
-  static_assert(std::is_arithmetic_v<T>, "Buffer elements are integers, floats or bool");
+  static_assert(std::is_arithmetic_v<T> || std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>,
+                "Buffer elements are integers, floats, float16_t, bfloat16_t or bool");
   if constexpr (std::is_same_v<T, bool>)
     return {ptxjit_type_uint, 1, 1};
+  else if constexpr (std::is_same_v<T, float16_t>)
+    return {ptxjit_type_float, 16, 1};
+  else if constexpr (std::is_same_v<T, bfloat16_t>)
+    return {ptxjit_type_bfloat, 16, 1};
   else if constexpr (std::is_floating_point_v<T>)
     return {ptxjit_type_float, static_cast<uint8_t>(8 * sizeof(T)), 1};
   else if constexpr (std::is_signed_v<T>)

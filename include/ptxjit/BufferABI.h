@@ -11,7 +11,13 @@
 extern "C" {
 #endif
 
-typedef enum ptxjit_type_code_t { ptxjit_type_int = 0, ptxjit_type_uint = 1, ptxjit_type_float = 2 } ptxjit_type_code_t;
+/* float with 16 bits is IEEE binary16; bfloat (16 bits) is the upper half of a float32. */
+typedef enum ptxjit_type_code_t {
+  ptxjit_type_int = 0,
+  ptxjit_type_uint = 1,
+  ptxjit_type_float = 2,
+  ptxjit_type_bfloat = 3
+} ptxjit_type_code_t;
 
 typedef struct ptxjit_type_t {
   uint8_t code; /* ptxjit_type_code_t */

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <atomic>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -96,7 +97,10 @@ private:
 class Expr : public ir::IRHandle<ir::BaseExprNode> {
 public:
   Expr() = default;
-  explicit Expr(const ir::BaseExprNode *node) : IRHandle(node) {}
+  Expr(const ir::BaseExprNode *node) : IRHandle(node) {}
+  /// No other pointer becomes an Expr: it would convert to bool.
+  template <typename T, typename = std::enable_if_t<!std::is_base_of_v<ir::BaseExprNode, T>>>
+  Expr(const T *) = delete;
   Expr(int8_t v);
   Expr(int16_t v);
   Expr(int32_t v);

@@ -26,12 +26,14 @@ for _error in (CompileError, InternalError, RuntimeError, TargetError):  # noqa:
 _NUMPY_TYPES = {
     ("int", 8): "int8", ("int", 16): "int16", ("int", 32): "int32", ("int", 64): "int64",
     ("uint", 8): "uint8", ("uint", 16): "uint16", ("uint", 32): "uint32", ("uint", 64): "uint64",
-    ("float", 32): "float32", ("float", 64): "float64", ("bool", 1): "bool",
+    ("float", 16): "float16", ("float", 32): "float32", ("float", 64): "float64", ("bool", 1): "bool",
+    ("bfloat", 16): "bfloat16",  # PyTorch's; NumPy has none
 }
 
 
 def _type_key(t):
-    kind = "float" if t.is_float() else "bool" if t.is_bool() else "uint" if t.is_uint() else "int"
+    kind = ("bfloat" if t.is_bfloat() else "float" if t.is_float() else "bool" if t.is_bool()
+            else "uint" if t.is_uint() else "int")
     return kind, t.bits
 
 
@@ -39,7 +41,9 @@ def _allocate(types, sizes, device):
     """Arrays for a realize over `sizes` (innermost first), one for each output value."""
     shape = tuple(reversed([int(s) for s in sizes]))
     names = [_NUMPY_TYPES[_type_key(t)] for t in types]
-    if device is None or str(device) == "cpu":
+    if "bfloat16" in names and device is None:
+        raise ValueError("NumPy has no bfloat16: pass device= (PyTorch's) or arrays to realize into")
+    if (device is None or str(device) == "cpu") and "bfloat16" not in names:
         import numpy
 
         return [numpy.empty(shape, dtype=name) for name in names]

@@ -141,8 +141,7 @@ void bind_buffer(nb::module_ &m) {
       .def("type",
            [](const ImportedBuffer &b) {
              ptxjit_type_t t = b.buffer.type();
-             return Type(t.code == ptxjit_type_int ? Type::Int : t.code == ptxjit_type_uint ? Type::UInt : Type::Float,
-                         t.bits, t.lanes);
+             return Type(static_cast<Type::Code>(t.code), t.bits, t.lanes);
            })
       .def_ro("cuda_device", &ImportedBuffer::cuda_device, "the CUDA device of the memory, or -1 for host memory");
 }

@@ -11,6 +11,16 @@ namespace ptxjit::python {
 
 namespace {
 
+// Int(3) or Float(8) fail here, when made, rather than in a later cast or Param.
+Type checked(Type t) {
+  if (!t.is_supported())
+    throw nb::value_error(("ptxjit has no type " + to_string(t) +
+                           ": its types are int and uint of 8, 16, 32 and 64 bits, bool, float of 16, 32 and 64 bits, "
+                           "and bfloat16")
+                              .c_str());
+  return t;
+}
+
 std::string text(const Expr &e) {
   std::ostringstream out;
   out << e;
@@ -149,15 +159,17 @@ void bind_expr(nb::module_ &m) {
       .def("is_uint", &Type::is_uint)
       .def("is_bool", &Type::is_bool)
       .def("is_float", &Type::is_float)
+      .def("is_bfloat", &Type::is_bfloat)
       .def("with_lanes", &Type::with_lanes)
       .def("__eq__", [](Type a, Type b) { return a == b; })
       .def("__ne__", [](Type a, Type b) { return a != b; })
       .def("__hash__", [](Type t) { return (int(t.code) << 24) | (int(t.bits) << 16) | int(t.lanes); })
       .def("__repr__", [](Type t) { return "ptxjit.Type(" + to_string(t) + ")"; })
       .def("__str__", [](Type t) { return to_string(t); });
-  m.def("Int", [](int bits) { return Int(bits); }, nb::arg("bits"));
-  m.def("UInt", [](int bits) { return UInt(bits); }, nb::arg("bits"));
-  m.def("Float", [](int bits) { return Float(bits); }, nb::arg("bits"));
+  m.def("Int", [](int bits) { return checked(Int(bits)); }, nb::arg("bits"));
+  m.def("UInt", [](int bits) { return checked(UInt(bits)); }, nb::arg("bits"));
+  m.def("Float", [](int bits) { return checked(Float(bits)); }, nb::arg("bits"));
+  m.def("BFloat", [](int bits) { return checked(BFloat(bits)); }, nb::arg("bits"));
   m.def("Bool", []() { return Bool(); });
 
   auto expr = nb::class_<Expr>(m, "Expr")

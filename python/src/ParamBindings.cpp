@@ -21,7 +21,12 @@ void setScalar(const ScalarParam &p, nb::handle value) {
     double v = PyFloat_AsDouble(value.ptr());
     if (PyErr_Occurred())
       throw nb::python_error();
-    t.bits == 64 ? store(v) : store(static_cast<float>(v));
+    if (t.is_bfloat())
+      store(bfloat16_t(v).bits);
+    else if (t.bits == 16)
+      store(float16_t(v).bits);
+    else
+      t.bits == 64 ? store(v) : store(static_cast<float>(v));
     return;
   }
   if (!PyLong_Check(value.ptr()))
@@ -64,6 +69,10 @@ nb::object getScalar(const ScalarParam &p) {
     std::memcpy(&v, bytes, sizeof(v));
     return v;
   };
+  if (t.is_bfloat())
+    return nb::float_(bfloat16_t::from_bits(read(uint16_t())).to_double());
+  if (t.is_float() && t.bits == 16)
+    return nb::float_(float16_t::from_bits(read(uint16_t())).to_double());
   if (t.is_float())
     return nb::float_(t.bits == 64 ? read(double()) : double(read(float())));
   if (t.is_bool())

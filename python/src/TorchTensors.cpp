@@ -32,6 +32,7 @@ const Torch *torch() {
   t->rawStream = module.attr("_C").attr("_cuda_getCurrentRawStream");
   const std::pair<const char *, ptxjit_type_t> types[] = {
       {"float32", {ptxjit_type_float, 32, 1}}, {"float64", {ptxjit_type_float, 64, 1}},
+      {"float16", {ptxjit_type_float, 16, 1}}, {"bfloat16", {ptxjit_type_bfloat, 16, 1}},
       {"int8", {ptxjit_type_int, 8, 1}},       {"int16", {ptxjit_type_int, 16, 1}},
       {"int32", {ptxjit_type_int, 32, 1}},     {"int64", {ptxjit_type_int, 64, 1}},
       {"uint8", {ptxjit_type_uint, 8, 1}},     {"uint16", {ptxjit_type_uint, 16, 1}},
@@ -84,7 +85,7 @@ ImportedBuffer import_torch_tensor(nb::handle tensor) {
       type = &ptxjitType;
   if (!type)
     throw nb::value_error(("a tensor of " + nb::cast<std::string>(nb::str(dtype)) +
-                           ": ptxjit takes int, uint, float32, float64 and bool tensors")
+                           ": ptxjit takes int, uint, float16, bfloat16, float32, float64 and bool tensors")
                               .c_str());
   // Complex tensors (the lazily conjugated ones) are refused above; a lazily negated view is not.
   if (nb::cast<bool>(tensor.attr(t.isNegName)()))

@@ -223,3 +223,52 @@ def test_stages_specialize_and_loop_nest():
     ref = np.outer(np.arange(3), np.arange(16))
     ref[0] += 1
     np.testing.assert_array_equal(out, ref)
+
+
+def bfloat16_round(values):
+    """float32 values rounded to bfloat16 (to nearest, ties to even), as float32."""
+    bits = np.asarray(values, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def test_float16_and_bfloat16(rng):
+    # NumPy's float16 arithmetic rounds each operation to float16, as ptxjit does with strict_float.
+    x = pj.Var("x")
+    a, b = pj.ImageParam(pj.Float(16), 1, "a"), pj.ImageParam(pj.Float(16), 1, "b")
+    k = pj.Param(pj.Float(16), "k", 1.7)
+    f = pj.Func("f")
+    f[x] = (a[x] * b[x] + k, pj.sqrt(pj.abs(a[x])) - b[x], pj.cast(pj.Int(32), a[x] * 8))
+    f.vectorize(x, 8)
+    p = pj.Pipeline(f)
+    p.compile_jit(pj.Target("host-strict_float"))
+    av = (rng.standard_normal(1000) * 30).astype(np.float16)
+    bv = (rng.standard_normal(1000) * 30).astype(np.float16)
+    a.set(av)
+    b.set(bv)
+    prod, root, scaled = p.realize([1000])
+    assert prod.dtype == np.float16 and scaled.dtype == np.int32
+    kv = np.float16(1.7)
+    assert k.get() == float(kv)
+    np.testing.assert_array_equal(prod, av * bv + kv)
+    np.testing.assert_array_equal(root, np.sqrt(np.abs(av)) - bv)
+    np.testing.assert_array_equal(scaled, (av * np.float16(8)).astype(np.int32))
+
+    # bfloat16 inside a pipeline of float32 arrays (NumPy has no bfloat16 arrays).
+    c = pj.ImageParam(pj.Float(32), 1, "c")
+    g = pj.Func("g")
+    h = pj.cast(pj.BFloat(16), c[x])
+    g[x] = pj.cast(pj.Float(32), h * h + h)
+    assert str(h.type()) == "bfloat16"
+    gp = pj.Pipeline(g)
+    gp.compile_jit(pj.Target("host-strict_float"))
+    cv = (rng.standard_normal(999) * 100).astype(np.float32)
+    c.set(cv)
+    hv = bfloat16_round(cv)
+    np.testing.assert_array_equal(gp.realize([999]), bfloat16_round(bfloat16_round(hv * hv) + hv))
+    with pytest.raises(ValueError, match="no type int12"):
+        pj.Int(12)
+    with pytest.raises(ValueError, match="NumPy has no bfloat16"):
+        bp = pj.Func("bp")
+        bp[x] = h
+        pj.Pipeline(bp).realize([4])

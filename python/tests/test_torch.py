@@ -117,8 +117,40 @@ def test_types_must_match():
         p.realize(torch.empty((8, 8), device="cuda", dtype=torch.float64))
     with pytest.raises(ValueError, match="complex64"):
         inp.set(torch.rand((10, 10), device="cuda").to(torch.complex64))
-    with pytest.raises(ValueError, match="float16"):
+    with pytest.raises(pj.RuntimeError, match="type"):  # a float16 tensor for a float32 input
         inp.set(torch.rand((10, 10), device="cuda").half())
+        p.realize(torch.empty((8, 8), device="cuda"))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_float_tensors(dtype):
+    # With strict_float each operation rounds to the tensor's type, as PyTorch's elementwise
+    # kernels do for one operation.
+    t = getattr(torch, dtype)
+    ty = pj.Float(16) if dtype == "float16" else pj.BFloat(16)
+    x, xi = pj.Var("x"), pj.Var("xi")
+    a, b = pj.ImageParam(ty, 1, "a"), pj.ImageParam(ty, 1, "b")
+    f = pj.Func("f")
+    f[x] = (a[x] * b[x], a[x] + b[x], pj.cast(pj.Float(32), a[x]))
+    f.gpu_tile(x, xi, 128)
+    p = pj.Pipeline(f)
+    p.compile_jit(pj.Target("host-cuda-strict_float"))
+    av = torch.randn(100000, device="cuda").to(t) * 50
+    bv = torch.randn(100000, device="cuda").to(t) * 50
+    a.set(av)
+    b.set(bv)
+    prod, total, wide = p.realize([100000], device=av.device)
+    assert prod.dtype == t and wide.dtype == torch.float32
+    assert torch.equal(prod, av * bv) and torch.equal(total, av + bv)
+    assert torch.equal(wide, av.float())
+    narrow = pj.Func("narrow")
+    c = pj.ImageParam(pj.Float(32), 1, "c")
+    narrow[x] = pj.cast(ty, c[x])
+    narrow.gpu_tile(x, xi, 128)
+    cv = torch.randn(100000, device="cuda") * 1000
+    c.set(cv)
+    np_ = pj.Pipeline(narrow)
+    assert torch.equal(np_.realize([100000], device=cv.device), cv.to(t))
 
 
 def run_python(script, env=None):

@@ -2,6 +2,7 @@
 // for. Without a driver or device each test prints why it is skipped and passes.
 
 #include "GPUScheduleRecipes.h"
+#include "Float16Programs.h"
 #include "GPUTestUtil.h"
 #include "ptxjit/DLPack.h"
 
@@ -1882,4 +1883,22 @@ TEST_CASE("A transpose through a shared tile with padded rows", "[gpu]") {
     copy_to_host(out);
     check_against(out, [&](const std::vector<int> &c) { return input(c[1], c[0]); });
   }
+}
+
+TEMPLATE_TEST_CASE("16-bit float arithmetic and conversions on the GPU equal plain C++ bit for bit", "[gpu]", float16_t,
+                   bfloat16_t) {
+  PTXJIT_REQUIRE_GPU();
+  const uint32_t seed = fresh_seed();
+  const Target target("host-cuda-strict_float");
+  Float16Arithmetic<TestType> arithmetic;
+  Float16Conversions<TestType> conversions;
+  Var xo("xo"), xi("xi");
+  arithmetic.f.gpu_tile(arithmetic.x, xo, xi, 64);
+  conversions.to.gpu_tile(conversions.x, xo, xi, 64);
+  conversions.from.split(conversions.x, xo, xi, 256).gpu_blocks(xo).split(xi, xi, conversions.x, 4).gpu_threads(xi).vectorize(conversions.x);
+  Pipeline a(arithmetic.f), to(conversions.to), from(conversions.from);
+  for (Pipeline *p : {&a, &to, &from})
+    p->compile_jit(target);
+  arithmetic.check(a, target, 5000, seed);
+  conversions.check(to, from, target, 5000, seed);
 }

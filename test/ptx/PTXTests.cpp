@@ -2,6 +2,7 @@
 // instructions it should hold and, where ptxas is installed, assembled by it.
 
 #include "codegen/OpaqueNegations.h"
+#include "Float16Programs.h"
 #include "GPUScheduleRecipes.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
@@ -805,4 +806,27 @@ TEST_CASE("A transpose of 32x8 threads, 4 rows each, through a padded shared til
   std::string ptx = Pipeline(t).compile_to_ptx(target);
   CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 8, 1"));
   CHECK(assemble(ptx, "sm_90").empty());
+}
+
+TEMPLATE_TEST_CASE("PTX for arithmetic and conversions on 16-bit floats, with no bfloat16 instruction", "[ptx]", float16_t,
+                   bfloat16_t) {
+  test::Float16Arithmetic<TestType> arithmetic;
+  test::Float16Conversions<TestType> conversions;
+  Var xo("xo"), xi("xi");
+  arithmetic.f.gpu_tile(arithmetic.x, xo, xi, 64);
+  conversions.to.gpu_tile(conversions.x, xo, xi, 64);
+  conversions.from.split(conversions.x, xo, xi, 256).gpu_blocks(xo).split(xi, xi, conversions.x, 4).gpu_threads(xi).vectorize(conversions.x);
+  for (const char *capability : {"75", "80", "90"}) {
+    const std::string arch = std::string("sm_") + capability;
+    INFO(arch);
+    const Target target(std::string("host-cuda-strict_float-cuda_capability_") + capability);
+    for (Func *f : {&arithmetic.f, &conversions.to, &conversions.from}) {
+      const std::string ptx = Pipeline(*f).compile_to_ptx(target);
+      // bfloat16 is integer code on its bits on every capability.
+      CHECK_THAT(ptx, !Catch::Contains(".bf16"));
+      if (type_of<TestType>() == Float(16) && f != &conversions.from)
+        CHECK_THAT(ptx, Catch::Contains("cvt.rn.f16.f32"));
+      CHECK(assemble(ptx, arch) == "");
+    }
+  }
 }

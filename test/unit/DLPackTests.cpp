@@ -27,6 +27,23 @@ TEST_CASE("DLPack round trip shares the data and frees it once", "[unit][buffer]
   CHECK(back(4, 2) == b(4, 2));
 }
 
+TEST_CASE("DLPack float16 and bfloat16 tensors map to Float(16) and BFloat(16), both ways", "[unit][buffer]") {
+  Buffer<float16_t> h(7);
+  Buffer<bfloat16_t> b(7);
+  for (int i = 0; i < 7; ++i) {
+    h(i) = float16_t(i * 0.3);
+    b(i) = bfloat16_t(i * -0.7);
+  }
+  DLManagedTensor *ht = buffer_to_dlpack(h), *bt = buffer_to_dlpack(b);
+  CHECK((ht->dl_tensor.dtype.code == kDLFloat && ht->dl_tensor.dtype.bits == 16));
+  CHECK((bt->dl_tensor.dtype.code == kDLBfloat && bt->dl_tensor.dtype.bits == 16));
+  Buffer<float16_t> hBack(buffer_from_dlpack(ht));
+  Buffer<bfloat16_t> bBack(buffer_from_dlpack(bt));
+  CHECK(hBack(6).bits == float16_t(1.8).bits);
+  CHECK(bBack(6).bits == bfloat16_t(-4.2).bits);
+  CHECK_THROWS_WITH(Buffer<float16_t>(RawBuffer(bBack)), Catch::Contains("element type"));
+}
+
 TEST_CASE("DLPack tensors a Buffer cannot view are refused with the reason", "[unit][buffer]") {
   float data[12] = {};
   int64_t shape[2] = {3, 4}, strides[2] = {1, 3};
@@ -39,8 +56,12 @@ TEST_CASE("DLPack tensors a Buffer cannot view are refused with the reason", "[u
   t.strides = strides; // column-major: the innermost dimension is not dense
   CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("stride 3 in its innermost dimension"));
   t.strides = nullptr;
-  t.dtype = {kDLBfloat, 16, 1};
-  CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("type code 4"));
+  t.dtype = {kDLFloat, 8, 1};
+  CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("type code 2 and 8 bits") && Catch::Contains("bfloat16"));
+  t.dtype = {kDLBfloat, 32, 1};
+  CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("type code 4 and 32 bits"));
+  t.dtype = {kDLInt, 12, 1};
+  CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("type code 0 and 12 bits"));
   t.dtype = {kDLFloat, 32, 1};
   t.device = {kDLVulkan, 0};
   CHECK_THROWS_WITH(buffer_from_dlpack(t), Catch::Contains("only CPU and CUDA"));
