@@ -18,7 +18,7 @@ another with ``stream=``.
 
 from . import _ptxjit
 from ._ptxjit import *  # noqa: F401,F403
-from ._ptxjit import BoundaryConditions, Buffer, Func, ImageParam, Pipeline, Type  # noqa: F401
+from ._ptxjit import BoundaryConditions, Buffer, Func, Handlers, ImageParam, Pipeline, Type  # noqa: F401
 
 for _error in (CompileError, InternalError, RuntimeError, TargetError):  # noqa: F405
     _error.__module__ = "ptxjit"  # tracebacks say ptxjit.CompileError
@@ -61,19 +61,41 @@ class Pipeline(_ptxjit.Pipeline):
         super().__init__(outputs)
 
 
-def _realize_sizes(pipeline, sizes, stream, device):
+    def set_handlers(self, handlers):
+        """Handlers (print, error, acquire_context, release_context, get_stream) for every realize of
+        this pipeline; a realize's own handlers= win over them. None removes them."""
+        self._handlers = handlers
+
+
+def _realize_sizes(pipeline, sizes, stream, device, handlers):
     """Pipeline.realize([w, h, ...]): new arrays, one for each output value."""
     made = _allocate([t for f in pipeline._outputs for t in f.types()], sizes, device)
-    pipeline.realize(made, stream=stream, device=device)
+    pipeline.realize(made, stream=stream, device=device, handlers=handlers)
     return made[0] if len(made) == 1 else made
 
 
-def _func_realize(self, sizes, target=None, *, stream=None, device=None):
+def torch_allocator():
+    """Handlers whose device_malloc and device_free take device memory from PyTorch's caching
+    allocator, on the stream of the call, so that a pipeline's intermediates share PyTorch's
+    memory: ``ptxjit.set_default_handlers(ptxjit.torch_allocator())``."""
+    import torch
+
+    def device_malloc(context, stream, nbytes):
+        # The acquired context is current: PyTorch's current device is its device.
+        return torch.cuda.caching_allocator_alloc(nbytes, stream=stream)
+
+    def device_free(context, stream, pointer):
+        torch.cuda.caching_allocator_delete(pointer)
+
+    return Handlers(device_malloc=device_malloc, device_free=device_free)  # noqa: F405
+
+
+def _func_realize(self, sizes, target=None, *, stream=None, device=None, handlers=None):
     """Compiles a Pipeline of this Func for `target` (default: PTXJIT_TARGET, else the host) and
     realizes it over `sizes` (innermost first); see Pipeline.realize."""
     pipeline = Pipeline(self)
     pipeline.compile_jit(target)
-    return pipeline.realize(sizes, stream=stream, device=device)
+    return pipeline.realize(sizes, stream=stream, device=device, handlers=handlers)
 
 
 Func.realize = _func_realize

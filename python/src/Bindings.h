@@ -29,6 +29,29 @@ struct ImportedBuffer {
   bool torch = false; ///< a PyTorch tensor's: its work is ordered on PyTorch's streams
 };
 
+/// Python callables standing in for JITHandlers' functions (None: not overridden). Handles
+/// (contexts, streams, device pointers) are ints.
+struct PythonHandlers {
+  nb::object print, error, acquire_context, release_context, get_stream, device_malloc, device_free;
+};
+
+/// One realize called from Python: the device of its tensors, the stream the caller's framework
+/// orders its work on (PyTorch's current stream) when there is one, and the Python handlers of
+/// the call and the pipeline.
+struct PythonCall : JITUserContext {
+  CUstream stream = nullptr;
+  PythonHandlers python;
+  /// The first exception a handler of this call raised: realize raises from it.
+  nb::object raised;
+};
+
+/// Whether Python can be called from here: initialized and not finalizing (buffers and handlers
+/// may be reached from static destructors at exit, after Python's own).
+bool python_usable();
+
+/// Points the call's handlers at `call.python`'s callables, where they are set.
+void install_python_handlers(PythonCall &call);
+
 /// Views `array`: a ptxjit.Buffer, a PyTorch tensor (read directly), an unused DLPack capsule,
 /// or anything with __dlpack__; with `writable` false also what numpy.asarray takes (copied), and
 /// a read-only NumPy array (copied: DLPack cannot export one). `stream` is the CUDA stream the
@@ -70,6 +93,7 @@ void bind_func(nb::module_ &m);
 void bind_params(nb::module_ &m);
 void bind_buffer(nb::module_ &m);
 void bind_pipeline(nb::module_ &m);
+void bind_handlers(nb::module_ &m);
 
 } // namespace ptxjit::python
 

@@ -9,4 +9,5 @@ NB_MODULE(_ptxjit, m) {
   bind_func(m);
   bind_buffer(m);
   bind_pipeline(m);
+  bind_handlers(m);
 }

@@ -8,12 +8,6 @@ namespace ptxjit::python {
 
 namespace {
 
-/// One realize called from Python: the device of its tensors, and the stream the caller's
-/// framework orders its work on (PyTorch's current stream), when there is one.
-struct PythonCall : JITUserContext {
-  CUstream stream = nullptr;
-};
-
 int callerStream(JITUserContext *context, CUcontext, CUstream *out) {
   *out = static_cast<PythonCall *>(context)->stream;
   return 0;
@@ -44,8 +38,25 @@ bool isSizes(nb::handle outputs) {
   return true;
 }
 
+/// The pipeline's Python handlers (Pipeline.set_handlers) with the call's over them.
+PythonHandlers handlersOf(nb::handle pipeline, nb::handle call) {
+  PythonHandlers merged;
+  for (nb::handle given : {nb::getattr(pipeline, "_handlers", nb::none()), nb::borrow(call)}) {
+    if (given.is_none())
+      continue;
+    const auto &h = nb::cast<const PythonHandlers &>(given);
+    for (auto member : {&PythonHandlers::print, &PythonHandlers::error, &PythonHandlers::acquire_context,
+                        &PythonHandlers::release_context, &PythonHandlers::get_stream, &PythonHandlers::device_malloc,
+                        &PythonHandlers::device_free})
+      if ((h.*member).is_valid() && !(h.*member).is_none())
+        merged.*member = h.*member;
+  }
+  return merged;
+}
+
 /// Runs the pipeline into `outputs`: an array or tensor, or a list of them.
-void realizeInto(Pipeline &pipeline, nb::handle outputs, nb::handle stream, nb::handle device) {
+void realizeInto(nb::handle self, nb::handle outputs, nb::handle stream, nb::handle device, nb::handle handlers) {
+  Pipeline &pipeline = nb::cast<Pipeline &>(self);
   std::optional<uintptr_t> handle;
   if (!stream.is_none())
     handle = stream_handle(stream);
@@ -87,8 +98,19 @@ void realizeInto(Pipeline &pipeline, nb::handle outputs, nb::handle stream, nb::
     call.stream = reinterpret_cast<CUstream>(*handle);
     call.handlers.get_stream = callerStream;
   }
-  nb::gil_scoped_release unlocked; // pipelines run on ptxjit's threads, and may run long
-  pipeline.realize(&call, buffers);
+  call.python = handlersOf(self, handlers);
+  install_python_handlers(call);
+  try {
+    nb::gil_scoped_release unlocked; // pipelines run on ptxjit's threads, and may run long
+    pipeline.realize(&call, buffers);
+  } catch (const RuntimeError &e) {
+    if (!call.raised.is_valid())
+      throw;
+    // The handler's exception is the cause: ptxjit.RuntimeError from it.
+    PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(call.raised.ptr())), call.raised.ptr());
+    nb::python_error cause;
+    nb::raise_from(cause, nb::module_::import_("ptxjit").attr("RuntimeError"), "%s", e.what());
+  }
 }
 
 nb::dict statistics(const CompileCacheStatistics &s) {
@@ -136,20 +158,21 @@ void bind_pipeline(nb::module_ &m) {
            nb::arg("target") = nb::none())
       .def(
           "realize",
-          [](nb::handle self, nb::handle outputs, nb::handle stream, nb::handle device) -> nb::object {
+          [](nb::handle self, nb::handle outputs, nb::handle stream, nb::handle device, nb::handle handlers) -> nb::object {
             if (isSizes(outputs)) // new arrays: made in Python, from NumPy or PyTorch
-              return nb::module_::import_("ptxjit").attr("_realize_sizes")(self, outputs, stream, device);
-            realizeInto(nb::cast<Pipeline &>(self), outputs, stream, device);
+              return nb::module_::import_("ptxjit").attr("_realize_sizes")(self, outputs, stream, device, handlers);
+            realizeInto(self, outputs, stream, device, handlers);
             return nb::none();
           },
           nb::arg("outputs"), nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("device") = nb::none(),
+          nb::arg("handlers") = nb::none(),
           "Runs the pipeline.\n\n"
           "realize([w, h]) returns a new array (a list of them for several outputs or Tuple values): a NumPy array, "
           "or a PyTorch tensor on `device` (\"cuda:0\", a torch.device). realize(out) or realize([out0, out1]) "
           "writes into the arrays or tensors given. CUDA tensors run on their device and on PyTorch's current "
           "stream; `stream` (torch.cuda.Stream, CuPy stream or handle) names another, which first waits for the "
           "work PyTorch queued on its current stream; `device` also names the CUDA device for host arrays on a "
-          "CUDA target.")
+          "CUDA target; `handlers` (ptxjit.Handlers) serve this call, over the pipeline's (set_handlers).")
       .def("compile_to_ptx", &Pipeline::compile_to_ptx, nb::arg("target"), nb::arg("ptx_version") = 78)
       .def("lowered_stmt",
            [](const Pipeline &p, std::optional<Target> target) {

@@ -46,14 +46,6 @@ const Torch *torch() {
   return loaded;
 }
 
-bool pythonFinalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing();
-#else
-  return _Py_IsFinalizing();
-#endif
-}
-
 int32_t fitInt32(long long v, const char *what) {
   if (v < INT32_MIN || v > INT32_MAX)
     throw nb::value_error(("a tensor " + std::string(what) + " of " + std::to_string(v) + " does not fit in 32 bits").c_str());
@@ -65,7 +57,7 @@ int32_t fitInt32(long long v, const char *what) {
 void release_python_reference(void *object) {
   // Pipelines ptxjit keeps for reuse may hold buffers until the process's static destructors run,
   // after Python has finalized: then the reference is left, as Python has freed everything.
-  if (!Py_IsInitialized() || pythonFinalizing())
+  if (!python_usable())
     return;
   nb::gil_scoped_acquire locked;
   Py_DECREF(static_cast<PyObject *>(object));

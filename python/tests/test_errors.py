@@ -104,3 +104,51 @@ def test_read_only_inputs_are_copied(rng):
     a.flags.writeable = False
     inp.set(a)
     np.testing.assert_array_equal(pj.Pipeline(f).realize([6]), a + 1)
+
+
+def test_print_and_error_handlers_from_python():
+    x = pj.Var("x")
+    a = pj.ImageParam(pj.Float(32), 1, "a")
+    f = pj.Func("f")
+    f[x] = pj.print_when(x == 2, a[x] * 2, "twice a at 2 is")
+    p = pj.Pipeline(f)
+    printed, errors = [], []
+    p.set_handlers(pj.Handlers(print=printed.append))
+    a.set(np.array([0.5, 1.5, 2.5, 3.5], np.float32))
+    out = p.realize([4])
+    np.testing.assert_array_equal(out, [1, 3, 5, 7])
+    assert len(printed) == 1 and "twice a at 2 is" in printed[0] and "5" in printed[0]
+    # The call's handlers win over the pipeline's; an error reaches its handler, then raises.
+    called = []
+    with pytest.raises(pj.RuntimeError, match="a"):
+        p.realize([9], handlers=pj.Handlers(print=called.append, error=errors.append))
+    assert len(errors) == 1 and "a" in errors[0] and called == [] and len(printed) == 1
+    p.realize([4], handlers=pj.Handlers(print=called.append))
+    assert len(called) == 1 and len(printed) == 1
+    # A handler that raises: the realize raises ptxjit.RuntimeError from it.
+    def broken(message):
+        raise KeyError("broken handler")
+    p.set_handlers(pj.Handlers(error=broken))
+    with pytest.raises(pj.RuntimeError) as raised:
+        p.realize([9])
+    assert isinstance(raised.value.__cause__, KeyError)
+    p.set_handlers(None)
+    with pytest.raises(ValueError, match="set_default_handlers"):
+        p.realize([4], handlers=pj.Handlers(device_malloc=lambda c, s, n: 0, device_free=lambda c, s, q: None))
+    with pytest.raises(ValueError, match="together"):
+        pj.set_default_handlers(pj.Handlers(device_malloc=lambda c, s, n: 0))
+
+
+def test_default_handlers_from_python():
+    x = pj.Var("x")
+    f = pj.Func("f")
+    f[x] = pj.print_when(x == 1, x, "x is")
+    printed = []
+    previous = pj.set_default_handlers(pj.Handlers(print=printed.append))
+    try:
+        pj.Pipeline(f).realize([3])
+        assert printed == ["1 x is\n"]
+    finally:
+        pj.set_default_handlers(previous)
+    pj.Pipeline(f).realize([3])
+    assert len(printed) == 1

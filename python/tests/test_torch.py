@@ -188,3 +188,67 @@ def test_one_process_per_gpu_under_torchrun():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("rank ok") == 2, result.stdout
+
+
+def test_torch_allocator_and_handlers_from_python():
+    x, y, xi, yi = pj.Var("x"), pj.Var("y"), pj.Var("xi"), pj.Var("yi")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    bx, by = pj.Func("blur_x"), pj.Func("blur_y")
+    bx[x, y] = inp[x, y] + inp[x + 1, y] + inp[x + 2, y]
+    by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 9
+    by.gpu_tile(x, y, xi, yi, 32, 8)
+    bx.compute_root().gpu_tile(x, y, xi, yi, 32, 8)  # an intermediate: device_malloc serves it
+    p = pj.Pipeline(by)
+    p.compile_jit(pj.Target("host-cuda"))
+    a = torch.rand((300, 200), device="cuda")
+    inp.set(a)
+
+    torch_memory = pj.torch_allocator()
+    calls = {"malloc": 0, "free": 0}
+
+    def device_malloc(context, stream, nbytes):
+        calls["malloc"] += 1
+        assert stream == torch.cuda.current_stream().cuda_stream
+        return torch_memory.device_malloc(context, stream, nbytes)
+
+    def device_free(context, stream, pointer):
+        calls["free"] += 1
+        torch_memory.device_free(context, stream, pointer)
+
+    before = torch.cuda.memory_allocated()
+    previous = pj.set_default_handlers(pj.Handlers(device_malloc=device_malloc, device_free=device_free))
+    try:
+        out = p.realize([198, 298], device=a.device)
+        torch.testing.assert_close(out, blur_reference(a), rtol=1e-5, atol=1e-6)
+        assert calls["malloc"] >= 1 and calls["free"] == calls["malloc"]
+        torch.cuda.synchronize()
+        assert torch.cuda.memory_allocated() == before + out.numel() * 4  # the intermediate went back
+    finally:
+        pj.set_default_handlers(previous)
+
+    # acquire_context, release_context and get_stream from Python, for one call.
+    cuda = ctypes.CDLL("libcuda.so.1")
+    device, context = ctypes.c_int(), ctypes.c_void_p()
+    assert cuda.cuDeviceGet(ctypes.byref(device), 0) == 0
+    assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0
+    stream = torch.cuda.Stream()
+    seen = []
+
+    def acquire(create):
+        seen.append("acquire")
+        return context.value
+
+    def get_stream(cuda_context):
+        seen.append(cuda_context)
+        return stream.cuda_stream
+
+    given = torch.empty((298, 198), device="cuda")
+    p.realize(given, handlers=pj.Handlers(acquire_context=acquire, release_context=lambda: seen.append("release"),
+                                          get_stream=get_stream))
+    stream.synchronize()
+    torch.testing.assert_close(given, blur_reference(a), rtol=1e-5, atol=1e-6)
+    assert seen == ["acquire", context.value, "release"]
+    with pytest.raises(pj.RuntimeError, match="acquire_context") as refused:
+        p.realize(given, handlers=pj.Handlers(acquire_context=lambda create: None))
+    assert isinstance(refused.value.__cause__, TypeError)
+    assert cuda.cuDevicePrimaryCtxRelease(device) == 0
