@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <map>
+#include <set>
 
 namespace ptxjit::lower {
 
@@ -270,36 +272,42 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   if (d.predicate.defined())
     body = IfThenElse::make(substitute(renames, d.predicate), body);
 
-  // Each loop's bounds are lets named <base>.loop_min/loop_extent/loop_max. A split may reuse the
-  // old name for a new loop (split(x, x, xi)); the new loop then gets a base of its own, so the
-  // old variable's bounds stay visible to the let that defines it.
+  // Each loop's bounds are lets named <base>.loop_min/loop_extent/loop_max. A split may name a new
+  // loop after a variable that had bounds already: the old one (split(x, x, xi)) or one split
+  // away earlier (split(x, xo, xi) then split(xi, xi, x)). The new loop then gets a base of its
+  // own, so that the earlier variable's bounds stay what its guard and let read.
   std::map<std::string, std::string> base;
-  for (const Dim &dim : schedule.dims)
-    base[dim.var] = prefix + dim.var;
-  for (const Split &s : schedule.splits) {
-    base.emplace(s.old_var, prefix + s.old_var);
-    base.emplace(s.outer, prefix + s.outer);
-    base.emplace(s.inner, prefix + s.inner);
-  }
+  std::set<std::string> bounded; // the bases defined so far
+  for (const std::string &a : f.args)
+    bounded.insert(base[a] = prefix + a);
+  if (d.rdom)
+    for (const ReductionVariable &rv : d.rdom->domain)
+      bounded.insert(base[rv.var] = prefix + rv.var);
+  auto baseOf = [&](const std::string &name) {
+    auto it = base.find(name);
+    return it != base.end() ? it->second : prefix + name;
+  };
   struct SplitBases {
     std::string old_var, outer, inner;
   };
   std::vector<SplitBases> splitBases;
   for (size_t k = 0; k < schedule.splits.size(); ++k) {
     const Split &s = schedule.splits[k];
-    const std::string suffix = ".split" + std::to_string(k);
+    auto fresh = [&](const std::string &name) {
+      std::string b = prefix + name;
+      if (!bounded.insert(b).second)
+        bounded.insert(b += ".split" + std::to_string(k));
+      return base[name] = b;
+    };
     SplitBases b;
     if (s.kind == Split::SplitVar) {
-      b.old_var = base[s.old_var];
-      b.outer = prefix + s.outer + (s.outer == s.old_var ? suffix : "");
-      b.inner = prefix + s.inner + (s.inner == s.old_var ? suffix : "");
-      base[s.outer] = b.outer;
-      base[s.inner] = b.inner;
+      b.old_var = baseOf(s.old_var);
+      b.outer = fresh(s.outer);
+      b.inner = fresh(s.inner);
     } else {
-      b.inner = base[s.inner];
-      b.outer = base[s.outer];
-      b.old_var = prefix + s.old_var + (s.old_var == s.inner ? suffix : "");
-      base[s.old_var] = b.old_var;
+      b.inner = baseOf(s.inner);
+      b.outer = baseOf(s.outer);
+      b.old_var = fresh(s.old_var);
     }
     splitBases.push_back(b);
   }
@@ -344,7 +352,7 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   }
 
   for (const Dim &dim : schedule.dims)
-    body = For::make(prefix + dim.var, bound(base[dim.var], "loop_min"), bound(base[dim.var], "loop_extent"),
+    body = For::make(prefix + dim.var, bound(baseOf(dim.var), "loop_min"), bound(baseOf(dim.var), "loop_extent"),
                      dim.for_type, body);
   // Var::outermost(): a level to compute other Funcs at, around every loop; simplification
   // removes the loop.

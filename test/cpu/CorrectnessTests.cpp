@@ -1178,3 +1178,33 @@ TEST_CASE("Divisions by shifts whose amount reaches the width give zero, in ever
     });
   }
 }
+
+TEST_CASE("A split may name a loop after a variable split away earlier", "[cpu][pipeline]") {
+  // split(x, xo, xi) then split(xi, xi, x): the new inner loop reuses the name x. Its bounds
+  // once replaced x's, so x's tail guard tested x against the inner loop's max (3), and every
+  // point past the first four was skipped.
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(203, 37);
+  fill_random(input, seed);
+  in.set(input);
+  for (int schedule = 0; schedule < 4; ++schedule) {
+    INFO("schedule " << schedule);
+    Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo");
+    Func f("f");
+    f(x, y) = in(x, y) * 2 + y;
+    if (schedule == 0)
+      f.split(x, xo, xi, 64).split(xi, xi, x, 4);
+    if (schedule == 1)
+      f.split(x, xo, xi, 64).split(xi, x, xi, 8).vectorize(xi);
+    if (schedule == 2)
+      f.split(y, yo, xi, 8).split(xi, y, xo, 2).reorder(xo, x, y, yo);
+    if (schedule == 3)
+      f.split(x, xo, xi, 32).fuse(xi, y, x).split(x, x, y, 7);
+    Buffer<float> out(200, 35);
+    out.fill(NAN);
+    Pipeline(f).realize(out);
+    check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2 + c[1]; });
+  }
+}
