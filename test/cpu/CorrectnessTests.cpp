@@ -1208,3 +1208,47 @@ TEST_CASE("A split may name a loop after a variable split away earlier", "[cpu][
     check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2 + c[1]; });
   }
 }
+
+TEST_CASE("Producers of a consumer whose split reuses the split variable's name are computed over the right region",
+          "[cpu][pipeline]") {
+  // split(y, y, yi) defines the point y from the loop also named y. Bounds inference expanded
+  // lets through that name and read the loop's y as the point's: a root producer's region began
+  // at 9 * y.min, and the rows from y.min were read uncomputed.
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(60, 80);
+  fill_random(input, seed);
+  input.set_min({-5, -7});
+  in.set(input);
+  for (int schedule = 0; schedule < 4; ++schedule) {
+    INFO("schedule " << schedule);
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func producer("producer"), middle("middle"), consumer("consumer");
+    producer(x, y) = in(x, y) * 3 - 1;
+    middle(x, y) = producer(x + 1, y) + producer(x, y + 2);
+    consumer(x, y) = middle(x, y) * 2;
+    // The middle stage's loops, inside the consumer's, are bounded through the let that hides.
+    producer.compute_root();
+    if (schedule == 0) {
+      middle.compute_at(consumer, x);
+      consumer.split(y, y, yi, 8);
+    } else if (schedule == 1) {
+      middle.compute_at(consumer, xi);
+      consumer.split(x, x, xi, 16).split(y, y, yi, 4).reorder(xi, yi, x, y);
+    } else if (schedule == 2) {
+      middle.compute_at(consumer, yi);
+      consumer.split(y, y, yi, 8).split(x, x, xi, 8).reorder(xi, x, yi, y);
+    } else {
+      middle.compute_at(consumer, xi);
+      consumer.fuse(x, y, x).split(x, x, xi, 32);
+    }
+    Buffer<float> out(40, 50);
+    out.set_min({3, 9});
+    out.fill(NAN);
+    Pipeline(consumer).realize(out);
+    check_against(out, [&](const std::vector<int> &c) {
+      return ((input(c[0] + 1, c[1]) * 3 - 1) + (input(c[0], c[1] + 2) * 3 - 1)) * 2;
+    });
+  }
+}

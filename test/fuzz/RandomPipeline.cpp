@@ -514,6 +514,9 @@ private:
     const int steps = uniform(0, 4);
     bool vectorized = false;
     std::set<std::string> typed; // parallel or unrolled: not split or fused again
+    // Pure loops split or fused away in this stage: a later split may name a new loop after one
+    // (split(x, xo, xi) then split(xi, xi, x)), as after the variable it splits (split(x, x, xi)).
+    std::vector<std::string> retired;
     for (int step = 0; step < steps && !vectorized; ++step) {
       int kind = uniform(0, 5);
       int at = uniform(0, static_cast<int>(loops.size()) - 1);
@@ -523,6 +526,13 @@ private:
         s.kind = Directive::Split;
         s.factor = uniform(1, 8);
         std::string outer = fresh(v, "o"), innerName = fresh(v, "i");
+        if (!rvars.count(v) && uniform(0, 3) == 0) {
+          std::vector<std::string> names = retired;
+          names.push_back(v);
+          const std::string reused = names[uniform(0, static_cast<int>(names.size()) - 1)];
+          (uniform(0, 1) ? outer : innerName) = reused;
+          retired.erase(std::remove(retired.begin(), retired.end(), reused), retired.end());
+        }
         s.vars = {v, outer, innerName};
         bool shiftable = pure && !fixedTails && originalDim.count(v) &&
                          (!isOutput || P.outputExtent[originalDim[v]] >= s.factor);
@@ -534,6 +544,12 @@ private:
         s.tail = shiftable && roundable ? pick({0, 1, 2, 3}) : shiftable ? pick({0, 1, 2}) : roundable ? pick({0, 1, 3})
                                                                                                      : pick({0, 1});
         out.push_back(s);
+        if (!rvars.count(v) && v != outer && v != innerName)
+          retired.push_back(v);
+        // A reused name is a new loop: not the original dimension it once was.
+        originalDim.erase(outer);
+        originalDim.erase(innerName);
+        constantExtent.erase(outer);
         loops[at] = innerName;
         loops.insert(loops.begin() + at + 1, outer);
         constantExtent[innerName] = s.factor;
@@ -549,6 +565,10 @@ private:
         std::string fused = fresh(v, "f");
         s.vars = {v, loops[at + 1], fused};
         out.push_back(s);
+        if (!rvars.count(v)) {
+          retired.push_back(v);
+          retired.push_back(loops[at + 1]);
+        }
         if (rvars.count(v))
           rvars.insert(fused);
         loops[at] = fused;
