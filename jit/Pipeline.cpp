@@ -84,6 +84,15 @@ Pipeline::Pipeline(const std::vector<Func> &outputs) : Contents(std::make_shared
 
 JITHandlers &Pipeline::jit_handlers() { return Contents->Handlers; }
 
+std::vector<Argument> Pipeline::infer_arguments() const {
+  std::vector<Argument> arguments;
+  for (const auto &entry : definition_key(Contents->Outputs).parameters) {
+    const ParameterContents &p = *entry.second;
+    arguments.push_back({p.name, p.is_buffer, p.type, p.dimensions, p.is_buffer ? p.buffer : RawBuffer()});
+  }
+  return arguments;
+}
+
 void Pipeline::compile_jit(const Target &requested) {
   Target target = checkHostTarget(requested);
   DefinitionKey key = definition_key(Contents->Outputs);

@@ -20,6 +20,16 @@ struct PipelineContents;
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
+/// An input of a pipeline: a Param, an ImageParam or a Buffer its definitions read.
+struct Argument {
+  std::string name;
+  bool is_buffer = false;
+  Type type;
+  int dimensions = 0;
+  /// An input buffer's bound buffer (ImageParam::set, or the Buffer read directly); undefined
+  /// where none is bound yet.
+  RawBuffer buffer;
+};
 
 class Pipeline {
 public:
@@ -61,6 +71,9 @@ public:
   /// their kinds (for, parallel, vectorized, unrolled, gpu_block, gpu_thread) and the branches of
   /// specializations.
   std::string loop_nest() const;
+
+  /// The Params and buffer inputs the definitions use, in name order.
+  std::vector<Argument> infer_arguments() const;
 
   /// Handlers used by this pipeline's realizes unless the call overrides them.
   JITHandlers &jit_handlers();

@@ -16,6 +16,8 @@ run on its device's primary context and on the framework's current stream, unles
 another with ``stream=``.
 """
 
+import sys
+
 from . import _ptxjit
 from ._ptxjit import *  # noqa: F401,F403
 from ._ptxjit import BoundaryConditions, Buffer, Func, Handlers, ImageParam, Pipeline, Type  # noqa: F401
@@ -67,8 +69,27 @@ class Pipeline(_ptxjit.Pipeline):
         self._handlers = handlers
 
 
+def _inputs_cuda_device(pipeline):
+    """The CUDA device of the pipeline's bound inputs in device memory (PyTorch tensors), or None
+    where there are none or PyTorch is not in use."""
+    addresses = [a.device_address for a in pipeline.infer_arguments() if a.is_buffer and a.device_address]
+    if not addresses or "torch" not in sys.modules:
+        return None
+    import ctypes
+
+    cuda = ctypes.CDLL("libcuda.so.1")
+    ordinal = ctypes.c_int(-1)
+    # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    if cuda.cuPointerGetAttribute(ctypes.byref(ordinal), 9, ctypes.c_uint64(addresses[0])) != 0:
+        return None
+    return f"cuda:{ordinal.value}"
+
+
 def _realize_sizes(pipeline, sizes, stream, device, handlers):
-    """Pipeline.realize([w, h, ...]): new arrays, one for each output value."""
+    """Pipeline.realize([w, h, ...]): new arrays, one for each output value, on the device of the
+    inputs in device memory unless `device` names one."""
+    if device is None:
+        device = _inputs_cuda_device(pipeline)
     made = _allocate([t for f in pipeline._outputs for t in f.types()], sizes, device)
     pipeline.realize(made, stream=stream, device=device, handlers=handlers)
     return made[0] if len(made) == 1 else made

@@ -167,8 +167,9 @@ void bind_pipeline(nb::module_ &m) {
           nb::arg("outputs"), nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("device") = nb::none(),
           nb::arg("handlers") = nb::none(),
           "Runs the pipeline.\n\n"
-          "realize([w, h]) returns a new array (a list of them for several outputs or Tuple values): a NumPy array, "
-          "or a PyTorch tensor on `device` (\"cuda:0\", a torch.device). realize(out) or realize([out0, out1]) "
+          "realize([w, h]) returns a new array (a list of them for several outputs or Tuple values): a PyTorch "
+          "tensor on `device` (\"cuda:0\", a torch.device), else on the device of the inputs in device memory, else "
+          "a NumPy array. realize(out) or realize([out0, out1]) "
           "writes into the arrays or tensors given. CUDA tensors run on their device and on PyTorch's current "
           "stream; `stream` (torch.cuda.Stream, CuPy stream or handle) names another, which first waits for the "
           "work PyTorch queued on its current stream; `device` also names the CUDA device for host arrays on a "
@@ -179,7 +180,22 @@ void bind_pipeline(nb::module_ &m) {
              return p.lowered_stmt(target ? *target : get_jit_target_from_environment());
            },
            nb::arg("target") = nb::none())
-      .def("loop_nest", &Pipeline::loop_nest);
+      .def("loop_nest", &Pipeline::loop_nest)
+      .def("infer_arguments", &Pipeline::infer_arguments,
+           "The Params and buffer inputs the definitions use, in name order.");
+
+  nb::class_<Argument>(m, "Argument")
+      .def_ro("name", &Argument::name)
+      .def_ro("is_buffer", &Argument::is_buffer)
+      .def_ro("type", &Argument::type)
+      .def_ro("dimensions", &Argument::dimensions)
+      .def_prop_ro(
+          "device_address", [](const Argument &a) { return a.buffer.defined() ? a.buffer.device() : uint64_t(0); },
+          "the device memory of the bound buffer, 0 where it has none")
+      .def("__repr__", [](const Argument &a) {
+        return "ptxjit.Argument(" + a.name + ", " + (a.is_buffer ? "buffer of " : "") + to_string(a.type) +
+               (a.is_buffer ? ", " + std::to_string(a.dimensions) + " dimensions" : "") + ")";
+      });
 
   m.def("compile_cache_statistics", [] { return statistics(JIT::compile_cache_statistics()); },
         "What the on-disk compile cache did in this process: a dict of counts and bytes");

@@ -272,3 +272,17 @@ def test_float16_and_bfloat16(rng):
         bp = pj.Func("bp")
         bp[x] = h
         pj.Pipeline(bp).realize([4])
+
+
+def test_infer_arguments():
+    x = pj.Var("x")
+    a = pj.ImageParam(pj.UInt(8), 1, "a")
+    k = pj.Param(pj.Int(32), "k", 3)
+    f = pj.Func("f")
+    f[x] = a[x] + k
+    p = pj.Pipeline(f)
+    names = [(arg.name, arg.is_buffer, str(arg.type)) for arg in p.infer_arguments()]
+    assert names == [("a", True, "uint8"), ("k", False, "int32")]
+    assert p.infer_arguments()[0].device_address == 0
+    a.set(np.arange(5, dtype=np.uint8))
+    np.testing.assert_array_equal(p.realize([5]), np.arange(5) + 3)  # host inputs: a NumPy array

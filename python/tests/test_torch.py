@@ -296,3 +296,13 @@ def test_torch_allocator_and_handlers_from_python():
         p.realize(given, handlers=pj.Handlers(acquire_context=lambda create: None))
     assert isinstance(refused.value.__cause__, TypeError)
     assert cuda.cuDevicePrimaryCtxRelease(device) == 0
+
+
+def test_new_outputs_go_to_the_inputs_device():
+    inp, p = gpu_blur()
+    a = torch.rand((40, 50), device="cuda")
+    inp.set(a)
+    assert p.infer_arguments()[0].device_address == a.data_ptr()
+    out = p.realize([48, 38])  # no device named: the input's
+    assert isinstance(out, torch.Tensor) and out.device == a.device
+    torch.testing.assert_close(out, blur_reference(a), rtol=1e-5, atol=1e-6)

@@ -587,3 +587,38 @@ TEST_CASE("Atomic updates let a histogram's RVar loop run in parallel", "[cpu][p
   f(x) = f(x) * 2;
   CHECK_THROWS_WITH(Stage(f.contents(), 0).atomic(), Catch::Contains("only update definitions"));
 }
+
+TEST_CASE("infer_arguments lists the Params, ImageParams and Buffers the definitions read", "[cpu][pipeline]") {
+  ImageParam in(Float(32), 2, "in");
+  Param<int16_t> offset("offset");
+  Param<float16_t> scale("scale");
+  Buffer<uint8_t> table(16);
+  table.fill(3);
+  Var x("x"), y("y");
+  Func clamped = BoundaryConditions::repeat_edge(in);
+  Func f("f"), g("g");
+  f(x, y) = clamped(x, y) * cast<float>(scale) + offset;
+  g(x, y) = f(x, y) + table(x % 16);
+  std::vector<Argument> arguments = Pipeline(g).infer_arguments();
+  REQUIRE(arguments.size() == 4);
+  auto named = [&](const std::string &name) {
+    for (const Argument &a : arguments)
+      if (a.name == name)
+        return a;
+    FAIL("no argument " << name);
+    return Argument();
+  };
+  CHECK((named("in").is_buffer && named("in").type == Float(32) && named("in").dimensions == 2));
+  CHECK_FALSE(named("in").buffer.defined());
+  CHECK((!named("offset").is_buffer && named("offset").type == Int(16)));
+  CHECK(named("scale").type == Float(16));
+  const auto direct = std::find_if(arguments.begin(), arguments.end(), [](const Argument &a) {
+    return a.is_buffer && a.name != "in";
+  });
+  REQUIRE(direct != arguments.end());
+  CHECK(direct->buffer.host_bytes() == table.host_bytes());
+  Buffer<float> input(8, 8);
+  in.set(input);
+  for (const Argument &a : Pipeline(g).infer_arguments())
+    CHECK(a.buffer.defined() == a.is_buffer); // the ImageParam's buffer now, and the Buffer's
+}
