@@ -92,44 +92,9 @@ private:
       TheScope.erase(name);
   }
 
-  // A binding that hides an outer one of the same name (split(x, x, xi) defines the let x from
-  // the loop x): values of lets expanded before it name the outer one, so there the outer one is
-  // renamed, to a name bound to its interval. Holds the maps to restore after the body.
-  struct Hidden {
-    std::map<std::string, Expr> values, definitions;
-    Expr renamed;
-  };
-  int RenamedCount = 0;
-
-  std::optional<Hidden> hideOuter(const std::string &name) {
-    auto outer = TheScope.find(name);
-    if (outer == TheScope.end())
-      return std::nullopt;
-    const Interval interval = outer->second;
-    const Expr typed = interval.min.defined() ? interval.min : interval.max;
-    if (!typed.defined())
-      return std::nullopt;
-    Hidden hidden{LetValues, LetDefinitions, Variable::make(typed.type(), name + ".outer" + std::to_string(RenamedCount++))};
-    for (auto *lets : {&LetValues, &LetDefinitions})
-      for (auto &entry : *lets)
-        if (uses_variable(entry.second, name))
-          entry.second = substitute(name, hidden.renamed, entry.second);
-    TheScope[hidden.renamed.as<Variable>()->name] = interval;
-    return hidden;
-  }
-
-  void unhide(std::optional<Hidden> &hidden) {
-    LetValues = std::move(hidden->values);
-    LetDefinitions = std::move(hidden->definitions);
-    TheScope.erase(hidden->renamed.as<Variable>()->name);
-  }
-
   void visit(const LetStmt *op) override {
     op->value.accept(this);
     Expr value = substitute(LetValues, op->value);
-    std::optional<Hidden> hidden = hideOuter(op->name);
-    if (hidden)
-      value = substitute(op->name, hidden->renamed, value);
     const std::optional<Expr> saved = find(LetValues, op->name), savedDefinition = find(LetDefinitions, op->name);
     LetDefinitions[op->name] = op->value;
     // A value too large to expand stays a name: its interval is in the scope.
@@ -149,8 +114,6 @@ private:
                         op->body);
     restore(LetValues, op->name, saved);
     restore(LetDefinitions, op->name, savedDefinition);
-    if (hidden)
-      unhide(hidden);
   }
 
   // Binds `name` to `value` for `body` like bind(), but an end of more than MaxRepeatedEndNodes
@@ -196,15 +159,12 @@ private:
     if (Expr lastLet = lastAsLet(op); lastLet.defined())
       range.max = tighter(TheScope[lastLet.as<Variable>()->name].max, range.max, false);
     // The loop variable shadows any let of the same name inside the loop.
-    std::optional<Hidden> hidden = hideOuter(op->name);
     const std::optional<Expr> saved = find(LetValues, op->name), savedDefinition = find(LetDefinitions, op->name);
     LetValues.erase(op->name);
     LetDefinitions.erase(op->name);
     bind(op->name, range, op->body);
     restore(LetValues, op->name, saved);
     restore(LetDefinitions, op->name, savedDefinition);
-    if (hidden)
-      unhide(hidden);
   }
 
   // The loop's last value where it is a let in scope, such as v.max for a loop from v.min over

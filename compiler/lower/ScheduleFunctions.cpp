@@ -255,13 +255,43 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   const Definition &d = f.stage(stageIndex);
   const std::string prefix = stagePrefix(f, stageIndex);
 
-  // Pure Vars and RVars become this stage's loop variables.
+  // Variables split or fused away are lets defined from the loops that replace them. A let never
+  // takes the name of a loop or of another let: a schedule may name a new loop after the
+  // variable it splits (split(x, x, xi)) or after one split away earlier (split(x, xo, xi) then
+  // split(xi, xi, x)), and a binding hiding another of its name inside one loop nest is what
+  // later passes, substituting values across bindings, would get wrong. Loops keep their names
+  // (prefix + the dimension's), which loop levels refer to.
+  std::set<std::string> taken;
+  for (const Dim &dim : schedule.dims)
+    taken.insert(prefix + dim.var);
+  std::map<std::pair<size_t, std::string>, std::string> letNames; // (split, variable) -> let
+  for (size_t k = 0; k < schedule.splits.size(); ++k) {
+    const Split &s = schedule.splits[k];
+    std::vector<std::string> defined =
+        s.kind == Split::SplitVar ? std::vector<std::string>{s.old_var} : std::vector<std::string>{s.inner, s.outer};
+    for (const std::string &v : defined) {
+      std::string name = prefix + v;
+      if (!taken.insert(name).second)
+        taken.insert(name += ".split" + std::to_string(k));
+      letNames[{k, v}] = name;
+    }
+  }
+  // The binding of variable `v` as split `k` makes it (k = -1: the definition's own): the let of
+  // the first later split that replaces it, else its loop.
+  auto binding = [&](const std::string &v, int k) {
+    for (size_t j = static_cast<size_t>(k + 1); j < schedule.splits.size(); ++j)
+      if (auto it = letNames.find({j, v}); it != letNames.end())
+        return var(it->second);
+    return var(prefix + v);
+  };
+
+  // Pure Vars and RVars become this stage's loop variables, or lets of them.
   std::map<std::string, Expr> renames;
   for (const std::string &a : f.args)
-    renames[a] = var(prefix + a);
+    renames[a] = binding(a, -1);
   if (d.rdom)
     for (const ReductionVariable &rv : d.rdom->domain)
-      renames[rv.var] = var(prefix + rv.var);
+      renames[rv.var] = binding(rv.var, -1);
   std::vector<Expr> args;
   for (const Expr &a : d.args)
     args.push_back(substitute(renames, a));
@@ -321,25 +351,26 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
     const Split &s = schedule.splits[k];
     const SplitBases &b = splitBases[k];
     if (s.kind == Split::SplitVar) {
-      Expr start = var(prefix + s.outer) * s.factor + bound(b.old_var, "loop_min");
+      const Expr self = var(letNames.at({k, s.old_var}));
+      Expr start = binding(s.outer, int(k)) * s.factor + bound(b.old_var, "loop_min");
       if (s.tail == TailStrategy::ShiftInward) {
         start = min(start, bound(b.old_var, "loop_max") + 1 - s.factor);
       } else if (s.tail != TailStrategy::RoundUp) {
-        body = IfThenElse::make(LE::make(var(prefix + s.old_var), bound(b.old_var, "loop_max")), body);
+        body = IfThenElse::make(LE::make(self, bound(b.old_var, "loop_max")), body);
       }
-      body = LetStmt::make(prefix + s.old_var, start + var(prefix + s.inner), body);
+      body = LetStmt::make(self.as<Variable>()->name, start + binding(s.inner, int(k)), body);
     } else {
       // The clamps never bind; they let bounds inference see each variable's exact range. The
       // max goes outside: a loop's region may be empty (min past max) in iterations of outer
       // loops, and the union over them must then stay within the maxes.
-      Expr fused = var(prefix + s.old_var);
+      Expr fused = binding(s.old_var, int(k));
       Expr innerExtent = bound(b.inner, "loop_extent");
       Expr inner = min(max(Mod::make(fused, innerExtent) + bound(b.inner, "loop_min"), bound(b.inner, "loop_min")),
                        bound(b.inner, "loop_max"));
       Expr outer = min(max(Div::make(fused, innerExtent) + bound(b.outer, "loop_min"), bound(b.outer, "loop_min")),
                        bound(b.outer, "loop_max"));
-      body = LetStmt::make(prefix + s.inner, inner, body);
-      body = LetStmt::make(prefix + s.outer, outer, body);
+      body = LetStmt::make(letNames.at({k, s.inner}), inner, body);
+      body = LetStmt::make(letNames.at({k, s.outer}), outer, body);
       // Both loops are non-empty when the fused one runs. Said as a guard, bounds inference
       // narrows their maxes by it: an inner extent computed per iteration of an outer loop is
       // otherwise bounded apart from the min it is relative to, and the clamps' lower ends drop
