@@ -56,6 +56,7 @@ def _allocate(types, sizes, device):
 
 class Pipeline(_ptxjit.Pipeline):
     __doc__ = _ptxjit.Pipeline.__doc__
+    _handlers = None  # set_handlers'; a class attribute, so that realize's lookup never fails
 
     def __init__(self, outputs):
         # The output Funcs, for the types of the arrays realize([sizes]) makes.
