@@ -73,7 +73,7 @@ class Widen : public IRMutator {
       f32 = value;
     else if (from.is_float() && from.bits == 64)
       f32 = float64ToFloat32RoundedToOdd(value);
-    else if (from.is_float() || from.bits <= 16 || !to.is_bfloat())
+    else if (from.bits <= 16 || !to.is_bfloat()) // an integer or a bool
       f32 = Cast::make(Float(32, from.lanes), value);
     else
       f32 = float64ToFloat32RoundedToOdd(Cast::make(Float(64, from.lanes), value));
