@@ -58,6 +58,8 @@ Expr::Expr(uint32_t v) : Expr(ir::UIntImm::make(UInt(32), v)) {}
 Expr::Expr(uint64_t v) : Expr(ir::UIntImm::make(UInt(64), v)) {}
 Expr::Expr(float v) : Expr(ir::FloatImm::make(Float(32), v)) {}
 Expr::Expr(double v) : Expr(ir::FloatImm::make(Float(64), v)) {}
+Expr::Expr(float16_t v) : Expr(ir::FloatImm::make(Float(16), v.to_double())) {}
+Expr::Expr(bfloat16_t v) : Expr(ir::FloatImm::make(BFloat(16), v.to_double())) {}
 Expr::Expr(bool v) : Expr(ir::UIntImm::make(Bool(), v)) {}
 
 } // namespace ptxjit

@@ -111,6 +111,8 @@ public:
   Expr(uint64_t v);
   Expr(float v);
   Expr(double v);
+  Expr(float16_t v);
+  Expr(bfloat16_t v);
   Expr(bool v);
   Type type() const { return get()->type; }
 };

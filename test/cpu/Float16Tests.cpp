@@ -109,6 +109,9 @@ TEST_CASE("16-bit float types in the language: names, operand types, constants a
   CHECK((h(x) + 1).type() == Float(16));     // literals take the other operand's type
   CHECK((b(x) * 0.5f).type() == BFloat(16));
   CHECK((h(x) + cast(Float(64), x)).type() == Float(64));
+  CHECK(Expr(float16_t(0.1)).type() == Float(16));
+  CHECK(Expr(bfloat16_t(0.1)).type() == BFloat(16));
+  CHECK((b(x) * bfloat16_t(3.0)).type() == BFloat(16));
 
   CHECK_THROWS_WITH(cast(Float(8), x), Catch::Contains("cast to float8") && Catch::Contains("bfloat16"));
   CHECK_THROWS_WITH(cast(BFloat(32), x), Catch::Contains("cast to bfloat32"));
