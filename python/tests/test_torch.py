@@ -62,13 +62,17 @@ def devices_with_contexts_by_nvml(pid):
         nvml.nvmlShutdown()
 
 
-def gpu_blur():
+def gpu_blur(root_producer=False):
+    """A 3x3 blur on the GPU; with `root_producer`, its first pass is an intermediate of its own
+    (device memory from device_malloc)."""
     x, y, xi, yi = pj.Var("x"), pj.Var("y"), pj.Var("xi"), pj.Var("yi")
     inp = pj.ImageParam(pj.Float(32), 2, "inp")
     bx, by = pj.Func("blur_x"), pj.Func("blur_y")
     bx[x, y] = inp[x, y] + inp[x + 1, y] + inp[x + 2, y]
     by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 9
     by.gpu_tile(x, y, xi, yi, 32, 8)
+    if root_producer:
+        bx.compute_root().gpu_tile(x, y, xi, yi, 32, 8)
     p = pj.Pipeline(by)
     p.compile_jit(pj.Target("host-cuda"))
     return inp, p
@@ -230,15 +234,7 @@ def test_one_process_per_gpu_under_torchrun():
 
 
 def test_torch_allocator_and_handlers_from_python():
-    x, y, xi, yi = pj.Var("x"), pj.Var("y"), pj.Var("xi"), pj.Var("yi")
-    inp = pj.ImageParam(pj.Float(32), 2, "inp")
-    bx, by = pj.Func("blur_x"), pj.Func("blur_y")
-    bx[x, y] = inp[x, y] + inp[x + 1, y] + inp[x + 2, y]
-    by[x, y] = (bx[x, y] + bx[x, y + 1] + bx[x, y + 2]) / 9
-    by.gpu_tile(x, y, xi, yi, 32, 8)
-    bx.compute_root().gpu_tile(x, y, xi, yi, 32, 8)  # an intermediate: device_malloc serves it
-    p = pj.Pipeline(by)
-    p.compile_jit(pj.Target("host-cuda"))
+    inp, p = gpu_blur(root_producer=True)
     a = torch.rand((300, 200), device="cuda")
     inp.set(a)
 
