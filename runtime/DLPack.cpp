@@ -1,6 +1,7 @@
 #include "ptxjit/DLPack.h"
 
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -14,22 +15,24 @@ constexpr uint8_t dlpackBool = 6;
 ptxjit_type_t typeFrom(const DLDataType &t) {
   if (t.lanes != 1)
     throw std::invalid_argument("DLPack tensor with " + std::to_string(t.lanes) + " lanes: only scalar elements are supported");
+  auto ifSupported = [&](Type::Code code) -> std::optional<ptxjit_type_t> {
+    if (t.bits > 1 && Type(code, t.bits).is_supported())
+      return ptxjit_type_t{static_cast<uint8_t>(code), t.bits, 1};
+    return std::nullopt;
+  };
+  std::optional<ptxjit_type_t> type;
   switch (t.code) {
   case kDLInt:
-    if (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)
-      return {ptxjit_type_int, t.bits, 1};
+    type = ifSupported(Type::Int);
     break;
   case kDLUInt:
-    if (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)
-      return {ptxjit_type_uint, t.bits, 1};
+    type = ifSupported(Type::UInt);
     break;
   case kDLFloat:
-    if (t.bits == 16 || t.bits == 32 || t.bits == 64)
-      return {ptxjit_type_float, t.bits, 1};
+    type = ifSupported(Type::Float);
     break;
   case kDLBfloat:
-    if (t.bits == 16)
-      return {ptxjit_type_bfloat, 16, 1};
+    type = ifSupported(Type::BFloat);
     break;
   case dlpackBool: // one byte each, as ptxjit stores Bool()
     if (t.bits == 8)
@@ -38,6 +41,8 @@ ptxjit_type_t typeFrom(const DLDataType &t) {
   default:
     break;
   }
+  if (type)
+    return *type;
   throw std::invalid_argument("DLPack tensor of type code " + std::to_string(t.code) + " and " +
                               std::to_string(t.bits) +
                               " bits: ptxjit takes int and uint of 8 to 64 bits, float of 16, 32 and 64, bfloat16 and bool");

@@ -279,15 +279,15 @@ Expr saturating_cast(Type t, Expr value) {
   if (t.is_float()) {
     // Values past the type's largest finite one clamp to it (a NaN stays a NaN), compared in a
     // type that holds that bound exactly: at least float32, or the integer type itself.
-    const double largest = t.is_bfloat() ? bfloat16_t::from_bits(0x7f7f).to_double()
-                           : t.bits == 16 ? float16_t::from_bits(0x7bff).to_double()
-                           : t.bits == 32 ? double(std::numeric_limits<float>::max())
-                                          : std::numeric_limits<double>::max();
-    const double fromLargest = from.is_float() ? (from.is_bfloat() || from.bits == 32 ? double(std::numeric_limits<float>::max())
-                                                  : from.bits == 16 ? 65504.0
-                                                                    : std::numeric_limits<double>::max())
-                               : from.is_int() ? double(from.element_of().max_int())
-                                               : double(from.element_of().max_uint());
+    auto largestOf = [](Type f) {
+      return f.is_bfloat() ? bfloat16_t::from_bits(0x7f7f).to_double()
+             : f.is_float() ? (f.bits == 16   ? float16_t::from_bits(0x7bff).to_double()
+                               : f.bits == 32 ? double(std::numeric_limits<float>::max())
+                                              : std::numeric_limits<double>::max())
+             : f.is_int() ? double(f.element_of().max_int())
+                          : double(f.element_of().max_uint());
+    };
+    const double largest = largestOf(t), fromLargest = largestOf(from);
     if (fromLargest > largest) {
       if (from.is_float() && from.bits < 32)
         value = cast(Float(32, from.lanes), value);

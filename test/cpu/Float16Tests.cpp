@@ -2,6 +2,7 @@
 // language, and pipelines computing on them against plain C++ bit for bit.
 
 #include "Float16Programs.h"
+#include "ir/IR.h"
 
 using namespace ptxjit;
 using namespace ptxjit::test;
@@ -113,6 +114,10 @@ TEST_CASE("16-bit float types in the language: names, operand types, constants a
   CHECK(Expr(bfloat16_t(0.1)).type() == BFloat(16));
   CHECK((b(x) * bfloat16_t(3.0)).type() == BFloat(16));
 
+  // A pointer other than an IR node's does not become an Expr (through bool, as it once did).
+  static_assert(!std::is_constructible_v<Expr, const char *>);
+  static_assert(!std::is_constructible_v<Expr, const int *>);
+  static_assert(std::is_convertible_v<const ir::FloatImm *, Expr>);
   CHECK_THROWS_WITH(cast(Float(8), x), Catch::Contains("cast to float8") && Catch::Contains("bfloat16"));
   CHECK_THROWS_WITH(cast(BFloat(32), x), Catch::Contains("cast to bfloat32"));
   CHECK_THROWS_WITH(reinterpret(Int(12), x), Catch::Contains("reinterpret as int12"));
