@@ -3,6 +3,7 @@
 #include "ir/Constants.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 
@@ -205,9 +206,99 @@ private:
   }
 };
 
-// The guards directly in the loop body (outside inner loops) that test the loop variable. Their
-// conditions get the lets between them and the loop substituted in, so they can be tested
-// before the loop.
+// How an integer expression changes as `var` grows, assuming (as the compiler does) that signed
+// arithmetic does not overflow.
+enum class Direction { Constant, Increasing, Decreasing, Unknown };
+
+Direction negate(Direction d) {
+  return d == Direction::Increasing ? Direction::Decreasing : d == Direction::Decreasing ? Direction::Increasing : d;
+}
+
+Direction combine(Direction a, Direction b) {
+  if (a == Direction::Constant)
+    return b;
+  if (b == Direction::Constant || a == b)
+    return a;
+  return Direction::Unknown;
+}
+
+Direction direction(const Expr &e, const std::string &var) {
+  if (!uses_variable(e, var))
+    return Direction::Constant;
+  if (!e.type().is_int() || !e.type().is_scalar())
+    return Direction::Unknown; // unsigned arithmetic wraps
+  if (const auto *v = e.as<Variable>())
+    return v->name == var ? Direction::Increasing : Direction::Unknown;
+  if (const auto *op = e.as<Add>())
+    return combine(direction(op->a, var), direction(op->b, var));
+  if (const auto *op = e.as<Sub>())
+    return combine(direction(op->a, var), negate(direction(op->b, var)));
+  if (const auto *op = e.as<Min>())
+    return combine(direction(op->a, var), direction(op->b, var));
+  if (const auto *op = e.as<Max>())
+    return combine(direction(op->a, var), direction(op->b, var));
+  auto scaled = [&](const Expr &value, const Expr &factor) {
+    auto c = as_const_int(factor);
+    if (!c)
+      return Direction::Unknown;
+    return *c > 0 ? direction(value, var) : *c < 0 ? negate(direction(value, var)) : Direction::Constant;
+  };
+  if (const auto *op = e.as<Mul>())
+    return as_const_int(op->b) ? scaled(op->a, op->b) : scaled(op->b, op->a);
+  if (const auto *op = e.as<Div>())
+    return scaled(op->a, op->b); // Euclidean division by a constant is monotone in the dividend
+  if (const auto *op = e.as<Cast>()) {
+    const Type from = op->value.type();
+    return from.is_int() && from.bits <= e.type().bits ? direction(op->value, var) : Direction::Unknown;
+  }
+  return Direction::Unknown;
+}
+
+// Whether a guard's condition holds for every value of `var` from a to b when it holds at a and
+// at b: comparisons of expressions that only grow or only shrink with `var`, and conjunctions of
+// them. A condition such as var != 5 holds at both ends of 0..7 and fails in between.
+bool holdsBetweenEnds(const Expr &c, const std::string &var) {
+  if (!uses_variable(c, var))
+    return true;
+  auto compared = [&](const Expr &a, const Expr &b) {
+    return combine(direction(a, var), negate(direction(b, var))) != Direction::Unknown;
+  };
+  if (const auto *op = c.as<LT>())
+    return compared(op->a, op->b);
+  if (const auto *op = c.as<LE>())
+    return compared(op->a, op->b);
+  if (const auto *op = c.as<GT>())
+    return compared(op->a, op->b);
+  if (const auto *op = c.as<GE>())
+    return compared(op->a, op->b);
+  if (const auto *op = c.as<And>())
+    return holdsBetweenEnds(op->a, var) && holdsBetweenEnds(op->b, var);
+  if (const auto *op = c.as<Or>()) // one side the same for every value of var
+    return (!uses_variable(op->a, var) || !uses_variable(op->b, var)) && holdsBetweenEnds(op->a, var) &&
+           holdsBetweenEnds(op->b, var);
+  if (const auto *op = c.as<Not>())
+    return holdsBetweenEnds(op->a, var) && !op->a.as<And>() && !op->a.as<Or>();
+  return false;
+}
+
+bool readsMemory(const Expr &e) {
+  struct Finder : IRVisitor {
+    bool Found = false;
+    using IRVisitor::visit;
+    void visit(const Load *) override { Found = true; }
+    void visit(const Call *op) override {
+      Found = Found || (op->call_type != Call::PureExtern && op->call_type != Call::Intrinsic);
+      IRVisitor::visit(op);
+    }
+  } finder;
+  e.accept(&finder);
+  return finder.Found;
+}
+
+// The guards in a vectorized loop's body that can be tested once for all its lanes before the
+// loop: those without an else that test the loop variable in a way holdsBetweenEnds accepts,
+// read no memory (the body may write it), and, inside inner loops, name none of their
+// variables. Their conditions get the lets between them and the loop substituted in.
 class GuardFinder : public IRVisitor {
 public:
   explicit GuardFinder(const std::string &var) : Var(var) {}
@@ -217,6 +308,7 @@ public:
 private:
   const std::string &Var;
   std::map<std::string, Expr> Lets;
+  std::vector<std::string> InnerLoops;
   using IRVisitor::visit;
 
   void visit(const LetStmt *op) override {
@@ -226,7 +318,8 @@ private:
 
   void visit(const IfThenElse *op) override {
     Expr c = substitute(Lets, op->condition);
-    if (!op->else_case.defined() && uses_variable(c, Var)) {
+    if (!op->else_case.defined() && uses_variable(c, Var) && holdsBetweenEnds(c, Var) && !readsMemory(c) &&
+        std::none_of(InnerLoops.begin(), InnerLoops.end(), [&](const std::string &loop) { return uses_variable(c, loop); })) {
       Conditions.push_back(c);
       Guards.insert(op);
     }
@@ -235,7 +328,11 @@ private:
       op->else_case.accept(this);
   }
 
-  void visit(const For *) override {}
+  void visit(const For *op) override {
+    InnerLoops.push_back(op->name);
+    op->body.accept(this);
+    InnerLoops.pop_back();
+  }
 };
 
 // Replaces the guards GuardFinder found with their then-case.
@@ -249,7 +346,6 @@ private:
   Stmt visit(const IfThenElse *op) override {
     return Guards.count(op) ? mutate(op->then_case) : IRMutator::visit(op);
   }
-  Stmt visit(const For *op) override { return Stmt(op); }
 };
 
 class VectorizeAll : public IRMutator {

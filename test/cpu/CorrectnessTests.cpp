@@ -1271,3 +1271,82 @@ TEST_CASE("Fused and split loops named after retired variables, vectorized", "[c
   Pipeline(f).realize(out);
   check_against(out, [&](const std::vector<int> &c) { return uint16_t(input(c[0], c[1]) + c[0] * 3 + c[1]); });
 }
+
+TEST_CASE("Guards of a vectorized loop that may fail between its first and last lane are tested per lane",
+          "[cpu][pipeline]") {
+  // A guard was tested at a vector's first and last lane only: where(r != x) holds at both ends
+  // of x = 0..7 and fails at r, so every lane summed g(r) too.
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 1, "in");
+  Buffer<int32_t> input(24);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x");
+  struct Case {
+    const char *name;
+    Expr (*predicate)(const RDom &, const Var &);
+    bool (*holds)(int r, int x);
+  };
+  const Case cases[] = {
+      {"r != x", [](const RDom &r, const Var &v) { return r.x != v; }, [](int r, int v) { return r != v; }},
+      {"x % 3 != r % 3", [](const RDom &r, const Var &v) { return v % 3 != r.x % 3; },
+       [](int r, int v) { return v % 3 != r % 3; }},
+      {"x < r || x > r + 2", [](const RDom &r, const Var &v) { return v < r.x || v > r.x + 2; },
+       [](int r, int v) { return v < r || v > r + 2; }},
+      {"x * x < 4 * r", [](const RDom &r, const Var &v) { return v * v < 4 * r.x; },
+       [](int r, int v) { return v * v < 4 * r; }},
+      {"x <= r (monotone)", [](const RDom &r, const Var &v) { return v <= r.x; }, [](int r, int v) { return v <= r; }},
+  };
+  for (const Case &c : cases) {
+    for (bool rOuter : {true, false}) {
+      INFO(c.name << (rOuter ? ", r outside x" : ", r inside x"));
+      RDom r(0, 24, "r");
+      r.where(c.predicate(r, x));
+      Func f(std::string("guarded_") + (rOuter ? "outer" : "inner"));
+      f(x) = 0;
+      f(x) += in(r.x) * (x + 1);
+      if (rOuter)
+        f.update().reorder(x, r.x).vectorize(x, 8);
+      else
+        f.update().vectorize(x, 8);
+      Buffer<int32_t> out(16);
+      Pipeline(f).realize(out);
+      check_against(out, [&](const std::vector<int> &p) {
+        int sum = 0;
+        for (int k = 0; k < 24; ++k)
+          if (c.holds(k, p[0]))
+            sum += input(k) * (p[0] + 1);
+        return sum;
+      });
+    }
+  }
+}
+
+TEST_CASE("An update vectorized outside its reduction loop is vector code", "[cpu][pipeline]") {
+  // Column sums: the reduction loop is innermost, inside the vectorized x; the tail guard of x
+  // sat in the reduction loop, so the whole update ran one lane at a time.
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(37, 29);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x");
+  RDom r(0, 29, "r");
+  Func sums("column_sums");
+  sums(x) = 0.0f;
+  sums(x) += in(x, r);
+  sums.vectorize(x, 8);
+  sums.update().vectorize(x, 8);
+  const std::string lowered = Pipeline(sums).lowered_stmt(Target("host"));
+  CHECK_THAT(lowered, Catch::Contains("in[ramp("));
+  Buffer<float> out(37);
+  Pipeline(sums).realize(out);
+  check_against(out, [&](const std::vector<int> &p) {
+    float sum = 0.0f;
+    for (int k = 0; k < 29; ++k)
+      sum += input(p[0], k);
+    return sum;
+  });
+}

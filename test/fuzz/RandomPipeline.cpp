@@ -339,8 +339,8 @@ private:
     Update &u = P.funcs.back().update;
     const int lo = P.outputMin[u.dim], hi = lo + P.outputExtent[u.dim] - 1;
     if ((u.kind == Update::Reduce || u.kind == Update::Scan || u.kind == Update::Histogram) && chance(0.25)) {
-      u.where = u.kind == Update::Reduce ? pick({1, 2}) : 2;
-      u.whereConstant = u.where == 1 ? uniform(-3, 3) : uniform(0, 1);
+      u.where = u.kind == Update::Reduce ? pick({1, 2, 3}) : 2;
+      u.whereConstant = u.where == 2 ? uniform(0, 1) : uniform(-3, 3);
     }
     if (u.kind == Update::Scan) {
       if (hi - lo < 1) {
@@ -651,6 +651,8 @@ bool whereHolds(const Update &u, const std::vector<int64_t> &c, int64_t r) {
     return r <= c[u.dim] + u.whereConstant;
   if (u.where == 2)
     return ((r % 2) + 2) % 2 == u.whereConstant;
+  if (u.where == 3)
+    return r != c[u.dim] + u.whereConstant;
   return true;
 }
 
@@ -1183,6 +1185,8 @@ private:
       r.where(Expr(r) <= coords[u.dim] + u.whereConstant);
     else if (u.where == 2)
       r.where(Expr(r) % 2 == u.whereConstant);
+    else if (u.where == 3)
+      r.where(Expr(r) != coords[u.dim] + u.whereConstant);
     if (u.kind == Update::Reduce) {
       update(coords, func(coords)[0] + build(u.term, coords, r));
       return;
@@ -1425,6 +1429,8 @@ std::string to_string(const PipelineDesc &p) {
       s << "r.where(r <= " << coords[u.dim] << " + " << u.whereConstant << ");\n";
     else if (u.where == 2)
       s << "r.where(r % 2 == " << u.whereConstant << ");\n";
+    else if (u.where == 3)
+      s << "r.where(r != " << coords[u.dim] << " + " << u.whereConstant << ");\n";
     switch (u.kind) {
     case Update::None:
       break;

@@ -52,7 +52,9 @@ struct Update {
   int dim = 0;            // Scan, Histogram: the dimension the RVar writes; Reduce: reads
   int rmin = 0, rextent = 1;
   int low = 0, high = 0;  // Histogram: the bin range
-  // RDom::where: 0 none; 1 (Reduce) r <= coordinate `dim` + whereConstant; 2 r % 2 == whereConstant.
+  // RDom::where: 0 none; 1 (Reduce) r <= coordinate `dim` + whereConstant; 2 r % 2 == whereConstant;
+  // 3 (Reduce) r != coordinate `dim` + whereConstant, which holds at both ends of a vector and
+  // fails inside it.
   int where = 0, whereConstant = 0;
   Node term;              // Reduce: added; Scan: combined with the previous point; Pointwise: added
                           // to twice the old value; Histogram: its bin
