@@ -15,8 +15,10 @@ namespace ptxjit::ir {
 std::string structural_key(const Expr &e);
 std::string structural_key(const Stmt &s);
 
+/// Whether the structural keys would be equal, found by comparing the trees without making keys.
 bool equal(const Expr &a, const Expr &b);
 bool equal(const Stmt &a, const Stmt &b);
+/// Equal for structurally equal trees; made without a key string.
 uint64_t structural_hash(const Expr &e);
 uint64_t structural_hash(const Stmt &s);
 

@@ -46,8 +46,16 @@ bool isNoOp(const Stmt &s) {
 // arithmetic is a ring, so reassociating and cancelling terms is exact.
 struct LinearForm {
   std::vector<std::pair<Expr, int64_t>> Terms;
-  std::map<std::string, size_t> IndexOfKey;
   int64_t Constant = 0;
+
+private:
+  /// Structural hashes of Terms once there are more than ComparedTerms: a sum of few terms is
+  /// searched by comparing trees, which stops at their first difference; a long one by hash, so
+  /// that adding its terms stays linear in their size.
+  static constexpr size_t ComparedTerms = 8;
+  std::vector<uint64_t> TermHashes;
+
+public:
 
   void add(const Expr &e, int64_t scale) {
     if (auto c = as_const_int(e)) {
@@ -63,13 +71,30 @@ struct LinearForm {
     } else if (const auto *op = e.as<Mul>(); op && as_const_int(op->a)) {
       add(op->b, scale * *as_const_int(op->a));
     } else {
-      std::string key = structural_key(e);
-      auto [it, inserted] = IndexOfKey.emplace(key, Terms.size());
-      if (inserted)
-        Terms.emplace_back(e, scale);
-      else
-        Terms[it->second].second += scale;
+      addTerm(e, scale);
     }
+  }
+
+  void addTerm(const Expr &e, int64_t scale) {
+    if (Terms.size() < ComparedTerms) {
+      for (auto &[term, coefficient] : Terms)
+        if (equal(term, e)) {
+          coefficient += scale;
+          return;
+        }
+      Terms.emplace_back(e, scale);
+      return;
+    }
+    for (size_t i = TermHashes.size(); i < Terms.size(); ++i)
+      TermHashes.push_back(structural_hash(Terms[i].first));
+    const uint64_t hash = structural_hash(e);
+    for (size_t i = 0; i < Terms.size(); ++i)
+      if (TermHashes[i] == hash && equal(Terms[i].first, e)) {
+        Terms[i].second += scale;
+        return;
+      }
+    Terms.emplace_back(e, scale);
+    TermHashes.push_back(hash);
   }
 
   // Terms with negative coefficients are subtracted and a negative constant too, except where
