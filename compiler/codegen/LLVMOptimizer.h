@@ -11,9 +11,9 @@ namespace ptxjit::codegen {
 enum class PassSelection {
   /// LLVM's O3 pipeline, less the unrolling and vectorization that schedules do themselves.
   Full,
-  /// Full, less the loop passes that cost the most compile time and find little in lowered code
-  /// (see skipped_for_compile_time in LLVMOptimizer.cpp). Host code, which a user waits for at
-  /// compile_jit.
+  /// A short pipeline for lowered code, which the simplifier has already cleaned and whose loops
+  /// schedules have already vectorized and unrolled (see hostPipeline in LLVMOptimizer.cpp). Host
+  /// code, which a user waits for at compile_jit.
   FastCompile,
 };
 
