@@ -4,6 +4,8 @@
 #include "codegen/LLVMOptimizer.h"
 #include "ptxjit/Error.h"
 
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
@@ -16,9 +18,14 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <future>
 #include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
 
 namespace ptxjit::jit {
 
@@ -33,22 +40,45 @@ std::string describe(llvm::Error error) {
 struct JITState {
   std::unique_ptr<llvm::orc::LLJIT> JIT;
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> Builder;
-  std::mutex MachineMutex; // guards Machine: a TargetMachine is not thread-safe
-  /// Made on first compile: a process whose pipelines all come from the compile cache needs none
-  /// (making it is half a millisecond of a cached first realize).
-  std::unique_ptr<llvm::TargetMachine> Machine;
   std::string Triple, HostMachine;
 
-  /// The target machine; the caller holds MachineMutex.
-  llvm::TargetMachine &machine() {
-    if (!Machine) {
-      auto made = Builder->createTargetMachine();
-      if (!made)
-        throw InternalError("cannot create the host target machine: " + describe(made.takeError()));
-      Machine = std::move(*made);
+  /// A target machine for one compile at a time (a TargetMachine is not thread-safe), made on
+  /// first use: a process whose pipelines all come from the compile cache needs none (making one
+  /// is half a millisecond of a cached first realize).
+  std::unique_ptr<llvm::TargetMachine> acquireMachine() {
+    std::lock_guard<std::mutex> lock(MachinesMutex);
+    if (!FreeMachines.empty()) {
+      auto machine = std::move(FreeMachines.back());
+      FreeMachines.pop_back();
+      return machine;
     }
-    return *Machine;
+    auto made = Builder->createTargetMachine();
+    if (!made)
+      throw InternalError("cannot create the host target machine: " + describe(made.takeError()));
+    return std::move(*made);
   }
+  void releaseMachine(std::unique_ptr<llvm::TargetMachine> machine) {
+    std::lock_guard<std::mutex> lock(MachinesMutex);
+    FreeMachines.push_back(std::move(machine));
+  }
+
+private:
+  std::mutex MachinesMutex; // guards FreeMachines and Builder
+  std::vector<std::unique_ptr<llvm::TargetMachine>> FreeMachines;
+};
+
+/// A target machine of the pool for one scope.
+class PooledMachine {
+public:
+  explicit PooledMachine(JITState &state) : State(state), Machine(state.acquireMachine()) {}
+  ~PooledMachine() { State.releaseMachine(std::move(Machine)); }
+  PooledMachine(const PooledMachine &) = delete;
+  PooledMachine &operator=(const PooledMachine &) = delete;
+  llvm::TargetMachine &operator*() const { return *Machine; }
+
+private:
+  JITState &State;
+  std::unique_ptr<llvm::TargetMachine> Machine;
 };
 
 JITState &state() {
@@ -107,12 +137,6 @@ const std::string &host_machine() { return state().HostMachine; }
 
 const llvm::DataLayout &host_data_layout() { return state().JIT->getDataLayout(); }
 
-void optimize_host_module(llvm::Module &module) {
-  JITState &s = state();
-  std::lock_guard<std::mutex> lock(s.MachineMutex);
-  codegen::optimize_module(module, s.machine(), codegen::PassSelection::FastCompile);
-}
-
 namespace {
 
 /// Leaves loop strength reduction out of host code generation. Lowering already computes each
@@ -128,14 +152,14 @@ public:
   bool shouldRunPass(llvm::StringRef pass, llvm::StringRef) override { return pass != "Loop Strength Reduction"; }
 };
 
-} // namespace
-
-std::string emit_host_object(llvm::Module &module) {
+std::string compileOnThisThread(llvm::Module &module, const std::function<void(const llvm::Module &)> &optimized) {
   static HostCodeGenGate gate; // stateless: shared by concurrent compiles
   module.getContext().setOptPassGate(gate);
-  JITState &s = state();
-  std::lock_guard<std::mutex> lock(s.MachineMutex);
-  llvm::orc::SimpleCompiler compiler(s.machine());
+  PooledMachine machine(state());
+  codegen::optimize_module(module, *machine, codegen::PassSelection::FastCompile);
+  if (optimized)
+    optimized(module);
+  llvm::orc::SimpleCompiler compiler(*machine);
   auto object = compiler(module);
   if (!object)
     throw InternalError("cannot compile the host code of " + module.getName().str() + ": " +
@@ -143,8 +167,81 @@ std::string emit_host_object(llvm::Module &module) {
   return (*object)->getBuffer().str();
 }
 
-LinkedHostCode link_host_object(const std::string &object, const std::string &functionName,
-                                const std::string &deviceCodeGlobal, const std::string &pipeline) {
+/// Below this many instructions in its smaller part, a module is compiled whole: the second
+/// thread's copy of the module (about 0.3 ms) would cost more than it saves.
+constexpr size_t MinimumInstructionsOfAPart = 100;
+
+/// The functions for a second thread to compile: the module's definitions shared out, largest
+/// first, to the part with fewer instructions so far; empty where splitting does not pay.
+std::set<std::string> functionsForSecondPart(const llvm::Module &module) {
+  if (std::thread::hardware_concurrency() < 2)
+    return {};
+  std::vector<const llvm::Function *> defined;
+  for (const llvm::Function &f : module)
+    if (!f.isDeclaration())
+      defined.push_back(&f);
+  std::stable_sort(defined.begin(), defined.end(), [](const llvm::Function *a, const llvm::Function *b) {
+    return a->getInstructionCount() > b->getInstructionCount();
+  });
+  size_t sizes[2] = {0, 0};
+  std::set<std::string> second;
+  for (const llvm::Function *f : defined) {
+    const int part = sizes[1] < sizes[0] ? 1 : 0;
+    sizes[part] += f->getInstructionCount();
+    if (part == 1)
+      second.insert(f->getName().str());
+  }
+  return std::min(sizes[0], sizes[1]) < MinimumInstructionsOfAPart ? std::set<std::string>() : second;
+}
+
+/// Leaves in `module` only the function bodies that `keep` accepts (the others become
+/// declarations) and, unless `keepGlobals`, declares instead of defines its global variables
+/// that other objects can see (the other part defines them).
+void keepPart(llvm::Module &module, const std::function<bool(const llvm::Function &)> &keep, bool keepGlobals) {
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration() && !keep(f))
+      f.deleteBody();
+  if (!keepGlobals)
+    for (llvm::GlobalVariable &g : module.globals())
+      if (!g.hasLocalLinkage() && g.hasInitializer())
+        g.setInitializer(nullptr);
+}
+
+} // namespace
+
+std::vector<std::string> compile_host_module(llvm::Module &module,
+                                             const std::function<void(const llvm::Module &)> &optimized) {
+  std::set<std::string> second = functionsForSecondPart(module);
+  if (second.empty())
+    return {compileOnThisThread(module, optimized)};
+  // Each part calls functions of the other by name, so none may stay local to its object.
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration() && f.hasLocalLinkage())
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+  llvm::SmallVector<char, 0> bitcode;
+  {
+    llvm::raw_svector_ostream out(bitcode);
+    llvm::WriteBitcodeToFile(module, out);
+  }
+  // An LLVMContext is used by one thread at a time: the second part is compiled from a copy of
+  // the module in a context of its own.
+  const std::string name = module.getName().str();
+  auto secondObject = std::async(std::launch::async, [bitcode = std::move(bitcode), &second, &optimized, name] {
+    llvm::LLVMContext context;
+    auto parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), name), context);
+    if (!parsed)
+      throw InternalError("cannot copy the host code of " + name + ": " + describe(parsed.takeError()));
+    llvm::Module &part = **parsed;
+    keepPart(part, [&](const llvm::Function &f) { return second.count(f.getName().str()) != 0; }, false);
+    return compileOnThisThread(part, optimized);
+  });
+  keepPart(module, [&](const llvm::Function &f) { return second.count(f.getName().str()) == 0; }, true);
+  std::string first = compileOnThisThread(module, optimized);
+  return {std::move(first), secondObject.get()};
+}
+
+LinkedHostCode link_host_objects(const std::vector<std::string> &objects, const std::string &functionName,
+                                 const std::string &deviceCodeGlobal, const std::string &pipeline) {
   JITState &s = state();
   static std::atomic<uint64_t> counter{0};
   auto dylib = s.JIT->createJITDylib("ptxjit_pipeline_" + std::to_string(counter.fetch_add(1)));
@@ -156,9 +253,9 @@ LinkedHostCode link_host_object(const std::string &object, const std::string &fu
     if (auto error = s.JIT->getExecutionSession().removeJITDylib(library))
       std::fprintf(stderr, "ptxjit: removing compiled code failed: %s\n", describe(std::move(error)).c_str());
   });
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(object, functionName);
-  if (auto error = s.JIT->addObjectFile(library, std::move(buffer)))
-    throw InternalError("JIT: cannot add the object of " + pipeline + ": " + describe(std::move(error)));
+  for (const std::string &object : objects)
+    if (auto error = s.JIT->addObjectFile(library, llvm::MemoryBuffer::getMemBufferCopy(object, functionName)))
+      throw InternalError("JIT: cannot add the object of " + pipeline + ": " + describe(std::move(error)));
   auto function = s.JIT->lookup(library, functionName);
   if (!function)
     throw InternalError("JIT: cannot link " + pipeline + ": " + describe(function.takeError()));

@@ -7,8 +7,10 @@
 // until the last holder of its LinkedHostCode lets go. LLJIT is thread-safe; it is made once.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class DataLayout;
@@ -25,10 +27,13 @@ const llvm::DataLayout &host_data_layout();
 /// The host's triple, CPU and features: host code is made for this machine's vector unit.
 const std::string &host_machine();
 
-/// Optimizes `module` for the host.
-void optimize_host_module(llvm::Module &module);
-/// Compiles `module` to an ELF relocatable object. Throws InternalError.
-std::string emit_host_object(llvm::Module &module);
+/// Optimizes `module` for the host and compiles it to ELF relocatable objects: one, or, where
+/// the machine has two cores and the module two parts big enough (a pipeline and its parallel
+/// loop bodies), one for each part, compiled at once on two threads. `optimized`, where given,
+/// sees each optimized part (on the thread that compiles it). Changes `module`. Throws
+/// InternalError.
+std::vector<std::string> compile_host_module(llvm::Module &module,
+                                             const std::function<void(const llvm::Module &)> &optimized);
 
 /// An object linked into the JIT: its pipeline function, and the slot its kernel launches read
 /// their DeviceCode from (null on host-only pipelines). Unlinked on destruction.
@@ -45,10 +50,10 @@ private:
   std::shared_ptr<void> Dylib;
 };
 
-/// Links `object` and finds `functionName` in it (and, where `deviceCodeGlobal` is not empty,
-/// that global). Throws InternalError naming `pipeline`.
-LinkedHostCode link_host_object(const std::string &object, const std::string &functionName,
-                                const std::string &deviceCodeGlobal, const std::string &pipeline);
+/// Links `objects` into one library and finds `functionName` in it (and, where
+/// `deviceCodeGlobal` is not empty, that global). Throws InternalError naming `pipeline`.
+LinkedHostCode link_host_objects(const std::vector<std::string> &objects, const std::string &functionName,
+                                 const std::string &deviceCodeGlobal, const std::string &pipeline);
 
 } // namespace ptxjit::jit
 

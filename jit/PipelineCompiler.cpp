@@ -98,7 +98,7 @@ struct HostEntry {
   bool vector_math = false;
   std::vector<lower::LoweredArgument> arguments;
   std::vector<runtime::cuda::DeviceCode::Kernel> kernels;
-  std::string object;
+  std::vector<std::string> objects; // linked together
 };
 
 std::string serialize(const HostEntry &e) {
@@ -124,7 +124,9 @@ std::string serialize(const HostEntry &e) {
     for (uint32_t bytes : k.argument_bytes)
       w.number(bytes);
   }
-  w.text(e.object);
+  w.number(e.objects.size());
+  for (const std::string &object : e.objects)
+    w.text(object);
   return std::move(w.Bytes);
 }
 
@@ -156,8 +158,9 @@ std::optional<HostEntry> deserialize(const std::string &payload) {
       k.argument_bytes.push_back(static_cast<uint32_t>(r.number()));
     e.kernels.push_back(std::move(k));
   }
-  e.object = r.text();
-  if (!r.finished())
+  for (uint64_t i = 0, n = r.number(); r.Valid && i < n; ++i)
+    e.objects.push_back(r.text());
+  if (!r.finished() || e.objects.empty())
     return std::nullopt;
   return e;
 }
@@ -361,7 +364,7 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
       // Code that calls the vector math library is of no use where it cannot be loaded.
       if (entry && (!entry->vector_math || codegen::load_vector_math_library())) {
         try {
-          linked = link_host_object(entry->object, entry->function_name,
+          linked = link_host_objects(entry->objects, entry->function_name,
                                     entry->kernels.empty()
                                         ? std::string()
                                         : codegen::CodeGen_Host::device_code_global(entry->function_name),
@@ -403,16 +406,15 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
   HostEntry entry;
   for (const llvm::Function &f : *generated.module)
     entry.vector_math = entry.vector_math || f.getName().starts_with("_ZGV"); // the vector function ABI's names
-  optimize_host_module(*generated.module);
-  phase("LLVM optimization");
-  if (debug >= 3) {
-    std::string text;
-    llvm::raw_string_ostream out(text);
-    generated.module->print(out, nullptr);
-    std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", lowered.name.c_str(), out.str().c_str());
-  }
-  entry.object = emit_host_object(*generated.module);
-  phase("machine code");
+  entry.objects = compile_host_module(*generated.module, [&](const llvm::Module &optimized) {
+    if (debug >= 3) {
+      std::string text;
+      llvm::raw_string_ostream out(text);
+      optimized.print(out, nullptr);
+      std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", lowered.name.c_str(), out.str().c_str());
+    }
+  });
+  phase(entry.objects.size() > 1 ? "LLVM optimization and machine code, two parts at once" : "LLVM optimization and machine code");
   entry.function_name = functionName;
   entry.pipeline_name = lowered.name;
   entry.kernels = signatures(generated.kernels);
@@ -420,8 +422,8 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
     lower::LoweredArgument &unbound = entry.arguments.emplace_back(a);
     unbound.param = nullptr;
   }
-  LinkedHostCode linked = link_host_object(
-      entry.object, functionName,
+  LinkedHostCode linked = link_host_objects(
+      entry.objects, functionName,
       generated.kernels.empty() ? std::string() : codegen::CodeGen_Host::device_code_global(functionName), lowered.name);
   phase("link");
   if (!identity.empty())
