@@ -42,6 +42,12 @@ bool isNoOp(const Stmt &s) {
   return e && is_const(e->value);
 }
 
+// Coefficient arithmetic modulo 2^64, which the types' own (modulo 2^bits) follows; int64_t
+// arithmetic that overflows would be undefined.
+int64_t wrappingAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrappingMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrappingNeg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
+
 // A sum of terms with integer coefficients plus a constant, for integer scalars. Wrapping
 // arithmetic is a ring, so reassociating and cancelling terms is exact.
 struct LinearForm {
@@ -56,20 +62,19 @@ private:
   std::vector<uint64_t> TermHashes;
 
 public:
-
   void add(const Expr &e, int64_t scale) {
     if (auto c = as_const_int(e)) {
-      Constant += scale * *c;
+      Constant = wrappingAdd(Constant, wrappingMul(scale, *c));
     } else if (const auto *op = e.as<Add>()) {
       add(op->a, scale);
       add(op->b, scale);
     } else if (const auto *op = e.as<Sub>()) {
       add(op->a, scale);
-      add(op->b, -scale);
+      add(op->b, wrappingNeg(scale));
     } else if (const auto *op = e.as<Mul>(); op && as_const_int(op->b)) {
-      add(op->a, scale * *as_const_int(op->b));
+      add(op->a, wrappingMul(scale, *as_const_int(op->b)));
     } else if (const auto *op = e.as<Mul>(); op && as_const_int(op->a)) {
-      add(op->b, scale * *as_const_int(op->a));
+      add(op->b, wrappingMul(scale, *as_const_int(op->a)));
     } else {
       addTerm(e, scale);
     }
@@ -79,7 +84,7 @@ public:
     if (Terms.size() < ComparedTerms) {
       for (auto &[term, coefficient] : Terms)
         if (equal(term, e)) {
-          coefficient += scale;
+          coefficient = wrappingAdd(coefficient, scale);
           return;
         }
       Terms.emplace_back(e, scale);
@@ -90,7 +95,7 @@ public:
     const uint64_t hash = structural_hash(e);
     for (size_t i = 0; i < Terms.size(); ++i)
       if (TermHashes[i] == hash && equal(Terms[i].first, e)) {
-        Terms[i].second += scale;
+        Terms[i].second = wrappingAdd(Terms[i].second, scale);
         return;
       }
     Terms.emplace_back(e, scale);

@@ -57,6 +57,25 @@ TEST_CASE("Structural equality and hashing", "[unit][ir]") {
   CHECK_FALSE(equal(a, c));
   CHECK_FALSE(equal(Expr(1), Expr(int64_t(1))));
   CHECK_FALSE(equal(v("ab"), Expr(v("a"))));
+  CHECK_FALSE(equal(Expr(0.0f), Expr(-0.0f))); // bit for bit
+  Stmt s = Store::make("f", a, v("i")), t = Store::make("f", b, v("i")), u = Store::make("g", a, v("i"));
+  CHECK(equal(s, t));
+  CHECK(structural_hash(s) == structural_hash(t));
+  CHECK_FALSE(equal(s, u));
+}
+
+TEST_CASE("Products of unsigned constants in sums wrap modulo the type", "[unit][ir]") {
+  // The simplifier's coefficients of x * c * c overflowed int64_t (undefined behaviour, reported
+  // by UBSan on differential tester seed 925368556384); they wrap, as the type's arithmetic does.
+  Expr x = Variable::make(UInt(32), "x");
+  Expr c = make_const(UInt(32), int64_t(4294967271)); // -25 modulo 2^32
+  for (uint32_t value : {3u, 4000000000u}) {
+    Expr simplified = simplify((x * c) * c + x);
+    INFO(simplified);
+    auto folded = as_const_int(simplify(substitute("x", make_const(UInt(32), int64_t(value)), simplified)));
+    REQUIRE(folded);
+    CHECK(uint32_t(*folded) == uint32_t(value * 626u));
+  }
 }
 
 TEST_CASE("The simplifier folds constants and normalizes sums", "[unit][ir]") {
