@@ -406,14 +406,14 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
   HostEntry entry;
   for (const llvm::Function &f : *generated.module)
     entry.vector_math = entry.vector_math || f.getName().starts_with("_ZGV"); // the vector function ABI's names
-  entry.objects = compile_host_module(*generated.module, [&](const llvm::Module &optimized) {
-    if (debug >= 3) {
-      std::string text;
-      llvm::raw_string_ostream out(text);
-      optimized.print(out, nullptr);
-      std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", lowered.name.c_str(), out.str().c_str());
-    }
-  });
+  auto printOptimized = [&](const llvm::Module &optimized) {
+    std::string text;
+    llvm::raw_string_ostream out(text);
+    optimized.print(out, nullptr);
+    std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", lowered.name.c_str(), out.str().c_str());
+  };
+  entry.objects = compile_host_module(*generated.module, debug >= 3 ? std::function<void(const llvm::Module &)>(printOptimized)
+                                                                     : std::function<void(const llvm::Module &)>());
   phase(entry.objects.size() > 1 ? "LLVM optimization and machine code, two parts at once" : "LLVM optimization and machine code");
   entry.function_name = functionName;
   entry.pipeline_name = lowered.name;

@@ -16,12 +16,18 @@
 namespace ptxjit::ir {
 namespace {
 
+// Integer arithmetic modulo 2^64, which the types' own (modulo 2^bits) follows; int64_t
+// arithmetic that overflows would be undefined.
+int64_t wrappingAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrappingMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrappingNeg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
+
 // Euclidean division: the remainder is never negative; x / 0 and x % 0 are 0.
 int64_t euclideanDiv(int64_t a, int64_t b) {
   if (b == 0)
     return 0;
   if (b == -1)
-    return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); // avoids INT64_MIN / -1
+    return wrappingNeg(a); // avoids INT64_MIN / -1
   int64_t q = a / b, r = a % b;
   if (r < 0)
     q += b > 0 ? -1 : 1;
@@ -41,12 +47,6 @@ bool isNoOp(const Stmt &s) {
   const auto *e = s.as<Evaluate>();
   return e && is_const(e->value);
 }
-
-// Coefficient arithmetic modulo 2^64, which the types' own (modulo 2^bits) follows; int64_t
-// arithmetic that overflows would be undefined.
-int64_t wrappingAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrappingMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
-int64_t wrappingNeg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
 
 // A sum of terms with integer coefficients plus a constant, for integer scalars. Wrapping
 // arithmetic is a ring, so reassociating and cancelling terms is exact.
