@@ -152,11 +152,25 @@ public:
   bool shouldRunPass(llvm::StringRef pass, llvm::StringRef) override { return pass != "Loop Strength Reduction"; }
 };
 
+/// Whether every function `module` defines is marked optnone (code that runs once per realize:
+/// see CodeGen_Host::compile).
+bool onlyUnoptimizedFunctions(const llvm::Module &module) {
+  return std::all_of(module.begin(), module.end(), [](const llvm::Function &f) {
+    return f.isDeclaration() || f.hasOptNone();
+  });
+}
+
 std::string compileOnThisThread(llvm::Module &module, const std::function<void(const llvm::Module &)> &optimized) {
   static HostCodeGenGate gate; // stateless: shared by concurrent compiles
   module.getContext().setOptPassGate(gate);
   PooledMachine machine(state());
-  codegen::optimize_module(module, *machine, codegen::PassSelection::FastCompile);
+  // A module of optnone functions only is compiled by the short code generation pipeline of
+  // level None (FastISel, the fast register allocator): optnone alone skips the passes' work
+  // but not the set-up of the optimizing pipelines, most of the time for such a module.
+  const bool unoptimized = onlyUnoptimizedFunctions(module);
+  (*machine).setOptLevel(unoptimized ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Default);
+  if (!unoptimized)
+    codegen::optimize_module(module, *machine, codegen::PassSelection::FastCompile);
   if (optimized)
     optimized(module);
   llvm::orc::SimpleCompiler compiler(*machine);
@@ -167,12 +181,18 @@ std::string compileOnThisThread(llvm::Module &module, const std::function<void(c
   return (*object)->getBuffer().str();
 }
 
-/// Below this many instructions in its smaller part, a module is compiled whole: the second
+/// Below this cost (compileCost) in its smaller part, a module is compiled whole: the second
 /// thread's copy of the module (about 0.3 ms) would cost more than it saves.
-constexpr size_t MinimumInstructionsOfAPart = 100;
+constexpr size_t MinimumCostOfAPart = 100;
 
-/// The functions for a second thread to compile: the module's definitions shared out, largest
-/// first, to the part with fewer instructions so far; empty where splitting does not pay.
+/// What compiling `f` costs, in instructions of optimized code: an optnone function's take
+/// about a quarter of the time.
+size_t compileCost(const llvm::Function &f) {
+  return f.hasOptNone() ? f.getInstructionCount() / 4 : f.getInstructionCount();
+}
+
+/// The functions for a second thread to compile: the module's definitions shared out, costliest
+/// first, to the part that costs less so far; empty where splitting does not pay.
 std::set<std::string> functionsForSecondPart(const llvm::Module &module) {
   if (std::thread::hardware_concurrency() < 2)
     return {};
@@ -181,17 +201,17 @@ std::set<std::string> functionsForSecondPart(const llvm::Module &module) {
     if (!f.isDeclaration())
       defined.push_back(&f);
   std::stable_sort(defined.begin(), defined.end(), [](const llvm::Function *a, const llvm::Function *b) {
-    return a->getInstructionCount() > b->getInstructionCount();
+    return compileCost(*a) > compileCost(*b);
   });
   size_t sizes[2] = {0, 0};
   std::set<std::string> second;
   for (const llvm::Function *f : defined) {
     const int part = sizes[1] < sizes[0] ? 1 : 0;
-    sizes[part] += f->getInstructionCount();
+    sizes[part] += compileCost(*f);
     if (part == 1)
       second.insert(f->getName().str());
   }
-  return std::min(sizes[0], sizes[1]) < MinimumInstructionsOfAPart ? std::set<std::string>() : second;
+  return std::min(sizes[0], sizes[1]) < MinimumCostOfAPart ? std::set<std::string>() : second;
 }
 
 /// Leaves in `module` only the function bodies that `keep` accepts (the others become

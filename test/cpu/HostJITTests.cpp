@@ -36,15 +36,19 @@ std::string chain(const std::string &in, const std::string &prefix, int steps, s
 
 // A pipeline-shaped module: an entry (context, args) that runs `steps` steps on *args[0] and
 // passes the result to an internal function that runs `steps` more.
-std::unique_ptr<llvm::Module> twoFunctions(llvm::LLVMContext &context, const std::string &entry, int steps) {
+// `entrySteps` and `innerSteps` steps; the entry marked optnone where `unoptimizedEntry` (as
+// codegen marks a pipeline function without loops), the inner function where `unoptimizedInner`.
+std::unique_ptr<llvm::Module> twoFunctions(llvm::LLVMContext &context, const std::string &entry, int entrySteps,
+                                           int innerSteps, bool unoptimizedEntry = false, bool unoptimizedInner = false) {
   std::string last, innerLast;
   std::ostringstream ir;
-  ir << "define internal i32 @" << entry << ".inner(i32 %x) {\n"
-     << chain("%x", "i", steps, innerLast) << "  ret i32 " << innerLast << "\n}\n"
-     << "define i32 @" << entry << "(ptr %context, ptr %args) {\n"
+  ir << "define internal i32 @" << entry << ".inner(i32 %x)" << (unoptimizedInner ? " #0" : "") << " {\n"
+     << chain("%x", "i", innerSteps, innerLast) << "  ret i32 " << innerLast << "\n}\n"
+     << "define i32 @" << entry << "(ptr %context, ptr %args)" << (unoptimizedEntry ? " #0" : "") << " {\n"
      << "  %slot = load ptr, ptr %args\n  %x = load i32, ptr %slot\n"
-     << chain("%x", "e", steps, last) << "  %r = call i32 @" << entry << ".inner(i32 " << last << ")\n"
-     << "  ret i32 %r\n}\n";
+     << chain("%x", "e", entrySteps, last) << "  %r = call i32 @" << entry << ".inner(i32 " << last << ")\n"
+     << "  ret i32 %r\n}\n"
+     << "attributes #0 = { noinline optnone }\n";
   llvm::SMDiagnostic error;
   auto module = llvm::parseAssemblyString(ir.str(), error, context);
   INFO(error.getMessage().str());
@@ -63,7 +67,7 @@ TEST_CASE("Host modules of two large functions compile on two threads and link a
     INFO(steps << " steps a function");
     llvm::LLVMContext context;
     const std::string entry = "two_parts_" + std::to_string(steps);
-    auto module = twoFunctions(context, entry, steps);
+    auto module = twoFunctions(context, entry, steps, steps);
     const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
     // 2 x 6 instructions do not pay for a second thread; 180 and more do, on two cores.
     const bool split = steps == 60 && std::thread::hardware_concurrency() >= 2;
@@ -73,6 +77,37 @@ TEST_CASE("Host modules of two large functions compile on two threads and link a
     void *args[] = {&value};
     uint32_t expected = x;
     for (int i = 0; i < 2 * steps; ++i)
+      expected = step(expected);
+    CHECK(static_cast<uint32_t>(linked.function()(nullptr, args)) == expected);
+  }
+}
+
+TEST_CASE("Host functions marked optnone compile unoptimized, weigh less when splitting, and compute the same",
+          "[cpu][jit]") {
+  const uint32_t x = std::random_device{}();
+  INFO("x " << x);
+  struct Case {
+    int entrySteps, innerSteps;
+    bool unoptimizedEntry, unoptimizedInner;
+    bool split; // on two cores
+  };
+  // An optnone function costs a quarter of its instructions: 180 of them weigh 45, below the
+  // 100 a part must reach; 600 weigh 150.
+  for (Case c : {Case{60, 60, true, false, false}, Case{200, 60, true, false, true}, Case{60, 60, true, true, false},
+                 Case{400, 400, true, true, true}}) {
+    INFO(c.entrySteps << " + " << c.innerSteps << " steps, optnone entry " << c.unoptimizedEntry << " inner "
+                      << c.unoptimizedInner);
+    llvm::LLVMContext context;
+    const std::string entry = "optnone_" + std::to_string(c.entrySteps) + "_" + std::to_string(c.innerSteps) +
+                              (c.unoptimizedInner ? "_both" : "_entry");
+    auto module = twoFunctions(context, entry, c.entrySteps, c.innerSteps, c.unoptimizedEntry, c.unoptimizedInner);
+    const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
+    CHECK(objects.size() == (c.split && std::thread::hardware_concurrency() >= 2 ? 2u : 1u));
+    jit::LinkedHostCode linked = jit::link_host_objects(objects, entry, "", entry);
+    uint32_t value = x;
+    void *args[] = {&value};
+    uint32_t expected = x;
+    for (int i = 0; i < c.entrySteps + c.innerSteps; ++i)
       expected = step(expected);
     CHECK(static_cast<uint32_t>(linked.function()(nullptr, args)) == expected);
   }
