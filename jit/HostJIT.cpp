@@ -181,37 +181,49 @@ std::string compileOnThisThread(llvm::Module &module, const std::function<void(c
   return (*object)->getBuffer().str();
 }
 
-/// Below this cost (compileCost) in its smaller part, a module is compiled whole: the second
-/// thread's copy of the module (about 0.3 ms) would cost more than it saves.
-constexpr size_t MinimumCostOfAPart = 100;
+/// Below this many instructions, functions are not given a part of their own: a thread's copy
+/// of the module (about 0.3 ms) would cost more than it saves.
+constexpr size_t MinimumInstructionsOfAPart = 100;
 
-/// What compiling `f` costs, in instructions of optimized code: an optnone function's take
-/// about a quarter of the time.
-size_t compileCost(const llvm::Function &f) {
-  return f.hasOptNone() ? f.getInstructionCount() / 4 : f.getInstructionCount();
-}
-
-/// The functions for a second thread to compile: the module's definitions shared out, costliest
-/// first, to the part that costs less so far; empty where splitting does not pay.
-std::set<std::string> functionsForSecondPart(const llvm::Module &module) {
+/// The names of the functions of each part of `module` but the first, which keeps the rest;
+/// none where it is compiled whole. The parts are compiled at once, on threads of their own.
+/// Unoptimized (optnone) functions make a part of their own, which compiles quickly at level
+/// None: in an optimized module they would still go through every pass of its code generation.
+/// The optimized ones are shared out, largest first, to the smaller of two halves, kept where
+/// both halves are big enough.
+std::vector<std::set<std::string>> extraParts(const llvm::Module &module) {
   if (std::thread::hardware_concurrency() < 2)
     return {};
-  std::vector<const llvm::Function *> defined;
-  for (const llvm::Function &f : module)
-    if (!f.isDeclaration())
-      defined.push_back(&f);
-  std::stable_sort(defined.begin(), defined.end(), [](const llvm::Function *a, const llvm::Function *b) {
-    return compileCost(*a) > compileCost(*b);
+  std::vector<const llvm::Function *> optimized;
+  std::set<std::string> unoptimized;
+  size_t unoptimizedInstructions = 0;
+  for (const llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    if (f.hasOptNone()) {
+      unoptimized.insert(f.getName().str());
+      unoptimizedInstructions += f.getInstructionCount();
+    } else {
+      optimized.push_back(&f);
+    }
+  }
+  std::vector<std::set<std::string>> parts;
+  if (!optimized.empty() && unoptimizedInstructions >= MinimumInstructionsOfAPart)
+    parts.push_back(std::move(unoptimized));
+  std::stable_sort(optimized.begin(), optimized.end(), [](const llvm::Function *a, const llvm::Function *b) {
+    return a->getInstructionCount() > b->getInstructionCount();
   });
   size_t sizes[2] = {0, 0};
-  std::set<std::string> second;
-  for (const llvm::Function *f : defined) {
-    const int part = sizes[1] < sizes[0] ? 1 : 0;
-    sizes[part] += compileCost(*f);
-    if (part == 1)
-      second.insert(f->getName().str());
+  std::set<std::string> secondHalf;
+  for (const llvm::Function *f : optimized) {
+    const int half = sizes[1] < sizes[0] ? 1 : 0;
+    sizes[half] += f->getInstructionCount();
+    if (half == 1)
+      secondHalf.insert(f->getName().str());
   }
-  return std::min(sizes[0], sizes[1]) < MinimumCostOfAPart ? std::set<std::string>() : second;
+  if (std::min(sizes[0], sizes[1]) >= MinimumInstructionsOfAPart)
+    parts.push_back(std::move(secondHalf));
+  return parts;
 }
 
 /// Leaves in `module` only the function bodies that `keep` accepts (the others become
@@ -231,10 +243,10 @@ void keepPart(llvm::Module &module, const std::function<bool(const llvm::Functio
 
 std::vector<std::string> compile_host_module(llvm::Module &module,
                                              const std::function<void(const llvm::Module &)> &optimized) {
-  std::set<std::string> second = functionsForSecondPart(module);
-  if (second.empty())
+  const std::vector<std::set<std::string>> parts = extraParts(module);
+  if (parts.empty())
     return {compileOnThisThread(module, optimized)};
-  // Each part calls functions of the other by name, so none may stay local to its object.
+  // Each part calls functions of the others by name, so none may stay local to its object.
   for (llvm::Function &f : module)
     if (!f.isDeclaration() && f.hasLocalLinkage())
       f.setLinkage(llvm::GlobalValue::ExternalLinkage);
@@ -243,21 +255,29 @@ std::vector<std::string> compile_host_module(llvm::Module &module,
     llvm::raw_svector_ostream out(bitcode);
     llvm::WriteBitcodeToFile(module, out);
   }
-  // An LLVMContext is used by one thread at a time: the second part is compiled from a copy of
+  // An LLVMContext is used by one thread at a time: each extra part is compiled from a copy of
   // the module in a context of its own.
   const std::string name = module.getName().str();
-  auto secondObject = std::async(std::launch::async, [bitcode = std::move(bitcode), &second, &optimized, name] {
-    llvm::LLVMContext context;
-    auto parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), name), context);
-    if (!parsed)
-      throw InternalError("cannot copy the host code of " + name + ": " + describe(parsed.takeError()));
-    llvm::Module &part = **parsed;
-    keepPart(part, [&](const llvm::Function &f) { return second.count(f.getName().str()) != 0; }, false);
-    return compileOnThisThread(part, optimized);
-  });
-  keepPart(module, [&](const llvm::Function &f) { return second.count(f.getName().str()) == 0; }, true);
-  std::string first = compileOnThisThread(module, optimized);
-  return {std::move(first), secondObject.get()};
+  const llvm::MemoryBufferRef copy(llvm::StringRef(bitcode.data(), bitcode.size()), name);
+  std::vector<std::future<std::string>> extraObjects;
+  for (const std::set<std::string> &functions : parts)
+    extraObjects.push_back(std::async(std::launch::async, [&copy, &functions, &optimized, &name] {
+      llvm::LLVMContext context;
+      auto parsed = llvm::parseBitcodeFile(copy, context);
+      if (!parsed)
+        throw InternalError("cannot copy the host code of " + name + ": " + describe(parsed.takeError()));
+      llvm::Module &part = **parsed;
+      keepPart(part, [&](const llvm::Function &f) { return functions.count(f.getName().str()) != 0; }, false);
+      return compileOnThisThread(part, optimized);
+    }));
+  keepPart(module, [&](const llvm::Function &f) {
+    return std::none_of(parts.begin(), parts.end(), [&](const std::set<std::string> &p) { return p.count(f.getName().str()) != 0; });
+  }, true);
+  // On an error, the futures' destructors wait for their threads, which read `copy` and `parts`.
+  std::vector<std::string> objects{compileOnThisThread(module, optimized)};
+  for (std::future<std::string> &object : extraObjects)
+    objects.push_back(object.get());
+  return objects;
 }
 
 LinkedHostCode link_host_objects(const std::vector<std::string> &objects, const std::string &functionName,

@@ -28,10 +28,10 @@ const llvm::DataLayout &host_data_layout();
 const std::string &host_machine();
 
 /// Optimizes `module` for the host and compiles it to ELF relocatable objects: one, or, where
-/// the machine has two cores and the module two parts big enough (a pipeline and its parallel
-/// loop bodies), one for each part, compiled at once on two threads. `optimized`, where given,
-/// sees each optimized part (on the thread that compiles it). Changes `module`. Throws
-/// InternalError.
+/// the machine has two cores and the module parts big enough (a pipeline and its parallel loop
+/// bodies; functions marked optnone, compiled without optimization), one for each part,
+/// compiled at once on threads of their own. `optimized`, where given, sees each optimized part
+/// (on the thread that compiles it). Changes `module`. Throws InternalError.
 std::vector<std::string> compile_host_module(llvm::Module &module,
                                              const std::function<void(const llvm::Module &)> &optimized);
 

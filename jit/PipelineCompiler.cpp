@@ -414,7 +414,9 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
   };
   entry.objects = compile_host_module(*generated.module, debug >= 3 ? std::function<void(const llvm::Module &)>(printOptimized)
                                                                      : std::function<void(const llvm::Module &)>());
-  phase(entry.objects.size() > 1 ? "LLVM optimization and machine code, two parts at once" : "LLVM optimization and machine code");
+  phase(entry.objects.size() > 1
+            ? ("LLVM optimization and machine code, " + std::to_string(entry.objects.size()) + " parts at once").c_str()
+            : "LLVM optimization and machine code");
   entry.function_name = functionName;
   entry.pipeline_name = lowered.name;
   entry.kernels = signatures(generated.kernels);
