@@ -4,7 +4,10 @@
 #include "DiskCache.h"
 #include "SourceHash.h"
 #include "codegen/CodeGen_Host.h"
+#include "cuda/CudaDriver.h"
+#include "cuda/DefaultHandlers.h"
 #include "ptxjit/Error.h"
+#include "ptxjit/RuntimeError.h"
 #include "ptxjit/Version.h"
 
 #include <llvm/Config/llvm-config.h>
@@ -14,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -225,18 +229,23 @@ public:
       : Outputs(std::move(outputs)), FunctionName(std::move(functionName)), Expected(std::move(expected)),
         CompiledFor(std::move(target)), Identity(std::move(identity)), Warn(std::move(warn)) {}
 
+  /// Starts making the PTX for `resolved` at `ptxVersion` on a thread of its own, for the first
+  /// ptx() of the same to take.
+  void prepare(const Target &resolved, int ptxVersion) {
+    std::lock_guard<std::mutex> lock(PreparedMutex);
+    PreparedFor = resolved.to_string() + ' ' + std::to_string(ptxVersion);
+    Prepared = std::async(std::launch::async, [this, resolved, ptxVersion] { return make(resolved, ptxVersion); });
+  }
+
   std::string ptx(const Target &resolved, int ptxVersion) {
-    const std::string identity = Identity.empty() ? std::string()
-                                                  : "ptx\0"s + resolved.to_string() + '\0' +
-                                                        std::to_string(ptxVersion) + '\0' + Identity;
-    DiskCache &disk = DiskCache::process();
-    if (!identity.empty())
-      if (std::optional<std::string> cached = disk.find(identity))
-        return *cached;
-    std::string made = generate_ptx(records(), resolved, ptxVersion);
-    if (!identity.empty())
-      disk.store(identity, made, Warn);
-    return made;
+    std::unique_lock<std::mutex> lock(PreparedMutex);
+    if (Prepared.valid() && PreparedFor == resolved.to_string() + ' ' + std::to_string(ptxVersion)) {
+      std::future<std::string> prepared = std::move(Prepared);
+      lock.unlock();
+      return prepared.get();
+    }
+    lock.unlock();
+    return make(resolved, ptxVersion);
   }
 
   runtime::cuda::DeviceCode::BinaryStore binaries() const {
@@ -256,7 +265,26 @@ public:
 
   const Target &target() const { return CompiledFor; }
 
+  std::string prepared_for() {
+    std::lock_guard<std::mutex> lock(PreparedMutex);
+    return PreparedFor;
+  }
+
 private:
+  std::string make(const Target &resolved, int ptxVersion) {
+    const std::string identity = Identity.empty() ? std::string()
+                                                  : "ptx\0"s + resolved.to_string() + '\0' +
+                                                        std::to_string(ptxVersion) + '\0' + Identity;
+    DiskCache &disk = DiskCache::process();
+    if (!identity.empty())
+      if (std::optional<std::string> cached = disk.find(identity))
+        return *cached;
+    std::string made = generate_ptx(records(), resolved, ptxVersion);
+    if (!identity.empty())
+      disk.store(identity, made, Warn);
+    return made;
+  }
+
   const std::vector<codegen::KernelRecord> &records() {
     std::lock_guard<std::mutex> lock(Mutex); // Records, once made, are never changed
     if (!HaveRecords) {
@@ -279,7 +307,33 @@ private:
   Target CompiledFor;
   std::string Identity; // of the host entry; empty: no disk cache
   std::function<void(const char *)> Warn;
+  std::mutex PreparedMutex; // guards PreparedFor and Prepared
+  std::string PreparedFor;  // the target and PTX version Prepared is for
+  // Last, so that it is destroyed first: its destructor waits for the thread, which uses the
+  // members above.
+  std::future<std::string> Prepared;
 };
+
+namespace {
+
+/// Where this process has initialized CUDA, starts making the PTX for the device a realize will
+/// most likely run on (the built-in handlers' choice), on a thread of its own while the host code
+/// compiles: a realize there finds it made. Returns the target it is made for, or "".
+std::string prepareLikelyPTX(KernelSource &source, const Target &target) {
+  const int capability = runtime::cuda::likely_device_capability();
+  if (capability == 0)
+    return {};
+  Target resolved;
+  try {
+    resolved = device_target(target, capability);
+  } catch (const RuntimeError &) {
+    return {}; // too old a device for the target: a realize there will say so
+  }
+  source.prepare(resolved, runtime::cuda::max_ptx_version_for_driver(runtime::cuda::driver().version));
+  return resolved.to_string();
+}
+
+} // namespace
 
 CompiledPipeline::CompiledPipeline(LinkedHostCode linked, std::vector<lower::LoweredArgument> arguments,
                                    std::shared_ptr<KernelSource> kernels,
@@ -291,6 +345,8 @@ CompiledPipeline::CompiledPipeline(LinkedHostCode linked, std::vector<lower::Low
 }
 
 CompiledPipeline::~CompiledPipeline() = default;
+
+std::string CompiledPipeline::ptx_prepared_for() const { return Kernels ? Kernels->prepared_for() : std::string(); }
 
 std::string CompiledPipeline::ptx(const Target &target, int ptxVersion) const {
   if (!Kernels)
@@ -404,6 +460,13 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
   GeneratedHostCode generated = generateHostCode(lowered, target, functionName);
   phase("LLVM IR");
   HostEntry entry;
+  entry.kernels = signatures(generated.kernels);
+  std::shared_ptr<KernelSource> source;
+  std::string preparedFor;
+  if (!generated.kernels.empty()) {
+    source = std::make_shared<KernelSource>(std::move(generated.kernels), target, identity, warn);
+    preparedFor = prepareLikelyPTX(*source, target);
+  }
   for (const llvm::Function &f : *generated.module)
     entry.vector_math = entry.vector_math || f.getName().starts_with("_ZGV"); // the vector function ABI's names
   auto printOptimized = [&](const llvm::Module &optimized) {
@@ -419,21 +482,19 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
             : "LLVM optimization and machine code");
   entry.function_name = functionName;
   entry.pipeline_name = lowered.name;
-  entry.kernels = signatures(generated.kernels);
   for (const lower::LoweredArgument &a : lowered.arguments) {
     lower::LoweredArgument &unbound = entry.arguments.emplace_back(a);
     unbound.param = nullptr;
   }
   LinkedHostCode linked = link_host_objects(
       entry.objects, functionName,
-      generated.kernels.empty() ? std::string() : codegen::CodeGen_Host::device_code_global(functionName), lowered.name);
+      source ? codegen::CodeGen_Host::device_code_global(functionName) : std::string(), lowered.name);
   phase("link");
   if (!identity.empty())
     disk.store(identity, serialize(entry), warn);
   phase(identity.empty() ? "no cache (the definitions have no key)" : disk.enabled() ? "disk cache store" : "disk cache off");
-  std::shared_ptr<KernelSource> source;
-  if (!generated.kernels.empty())
-    source = std::make_shared<KernelSource>(std::move(generated.kernels), target, identity, warn);
+  if (!preparedFor.empty())
+    phases += ", PTX for " + preparedFor + " begun alongside";
   auto compiled = makeCompiled(std::move(linked), std::move(entry.arguments), std::move(source),
                                std::move(entry.kernels), lowered.name);
   report("compiled (" + phases + ")");

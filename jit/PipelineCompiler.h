@@ -38,6 +38,9 @@ public:
   const std::vector<lower::LoweredArgument> &arguments() const { return Arguments; }
   /// The PTX of the kernels for `target`, which names a capability.
   std::string ptx(const Target &target, int ptxVersion) const;
+  /// The target and PTX version ("<target> <version>") whose PTX the compile began making ahead
+  /// of a realize (prepareLikelyPTX in PipelineCompiler.cpp); empty if none.
+  std::string ptx_prepared_for() const;
 
 private:
   LinkedHostCode Linked;

@@ -73,6 +73,29 @@ const DriverApi *try_driver(std::string *why) {
   return &l.Api;
 }
 
+const DriverApi *initialized_driver() {
+  // The library already in the process (RTLD_NOLOAD), asked whether it is initialized: before
+  // cuInit, cuCtxGetCurrent answers CUDA_ERROR_NOT_INITIALIZED. Once it is, loading ptxjit's table
+  // of it calls cuInit again, which does nothing.
+  void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!library)
+    return nullptr;
+  bool initialized = false;
+  using GetProcAddress = CUresult (*)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+  if (auto getProcAddress = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"))) {
+    void *getCurrent = nullptr;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    if (getProcAddress("cuCtxGetCurrent", &getCurrent, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) ==
+            CUDA_SUCCESS &&
+        status == CU_GET_PROC_ADDRESS_SUCCESS && getCurrent) {
+      CUcontext current = nullptr;
+      initialized = reinterpret_cast<decltype(&::cuCtxGetCurrent)>(getCurrent)(&current) != CUDA_ERROR_NOT_INITIALIZED;
+    }
+  }
+  dlclose(library);
+  return initialized ? try_driver(nullptr) : nullptr;
+}
+
 const DriverApi &driver() {
   std::string why;
   const DriverApi *api = try_driver(&why);

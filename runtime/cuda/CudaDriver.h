@@ -24,6 +24,11 @@ const DriverApi &driver();
 /// The loaded driver, or null with the reason in `why` (for probes that must not throw).
 const DriverApi *try_driver(std::string *why);
 
+/// The loaded driver where this process has initialized CUDA already (ptxjit, a CUDA runtime,
+/// PyTorch: cuInit was called), else null. Never loads the driver into a process that has not
+/// loaded it nor initializes it: a probe for work that may be done ahead of time.
+const DriverApi *initialized_driver();
+
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
 std::string describe(CUresult result);
 

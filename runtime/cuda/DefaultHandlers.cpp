@@ -42,6 +42,19 @@ int choose_device(int requested, CUdeviceptr buffer) {
   return 0;
 }
 
+int likely_device_capability() {
+  const DriverApi *api = initialized_driver();
+  if (!api)
+    return 0;
+  CUdevice device = 0;
+  int major = 0, minor = 0;
+  if (api->cuDeviceGet(&device, choose_device(-1, 0)) != CUDA_SUCCESS ||
+      api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) != CUDA_SUCCESS ||
+      api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) != CUDA_SUCCESS)
+    return 0;
+  return major * 10 + minor;
+}
+
 int default_acquire_context(int device, CUcontext *out, bool create, std::string *why) {
   std::string loadError;
   const DriverApi *api = try_driver(&loadError);

@@ -18,6 +18,12 @@ namespace ptxjit::runtime::cuda {
 /// 0. With one device in the machine the buffer and the current context are not asked.
 int choose_device(int requested, CUdeviceptr buffer);
 
+/// The compute capability (major*10+minor) of the device a call that requests none and passes
+/// host buffers would run on (choose_device(-1, 0)), where this process has initialized CUDA
+/// already (initialized_driver); else 0. Only asks the driver: no context is made or made
+/// current, a process without CUDA is not given it.
+int likely_device_capability();
+
 /// The primary context of `device`, retained once per device for the life of the process (it is
 /// the context the CUDA runtime, PyTorch and cuBLAS share). No other device is touched.
 /// With create == false, fails unless the primary context is already active.

@@ -8,8 +8,10 @@
 
 #include "DiskCache.h"
 #include "PipelineCompiler.h"
+#include "cuda/CudaDriver.h"
 
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -526,6 +528,21 @@ TEST_CASE("Cached pipelines make PTX for a capability the cache does not hold", 
   jit::DiskCache::process().configure({false, cache.path(), uint64_t(1) << 30});
   CHECK(compile()->ptx(sm86, 78) == cached86);
   CHECK(cached86.find("sm_86") != std::string::npos);
+}
+
+TEST_CASE("A compile makes PTX ahead only where the process has initialized CUDA, and never loads it", "[ptx][cache]") {
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func f("ahead");
+  f(x, y) = in(x, y) * 2.0f;
+  f.gpu_tile(x, y, xi, yi, 16, 8);
+  const bool loadedBefore = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) != nullptr;
+  const bool initialized = runtime::cuda::initialized_driver() != nullptr;
+  auto compiled = jit::compile_pipeline({f.contents()}, definition_key({f.contents()}), Target("host-cuda"), nullptr);
+  CHECK(compiled->ptx_prepared_for().empty() == !initialized);
+  // A process that had not loaded the driver still has not.
+  if (!loadedBefore)
+    CHECK(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) == nullptr);
 }
 
 TEST_CASE("A cached object that does not link is compiled again", "[cpu][cache]") {
