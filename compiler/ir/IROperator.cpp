@@ -156,6 +156,10 @@ Expr operator%(Expr a, Expr b) {
 Expr operator-(Expr a) {
   requireDefined(a, "unary -");
   Type t = a.type();
+  // A float's negation flips its sign, as in C++: -(+0) is -0, where 0 - (+0) is +0. Times -1
+  // is exactly that, and LLVM makes it one negation on every target.
+  if (t.is_float())
+    return Mul::make(a, make_const(t, -1.0));
   return Sub::make(make_zero(t), a);
 }
 Expr operator==(Expr a, Expr b) {

@@ -7,7 +7,9 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 using namespace ptxjit;
@@ -1349,4 +1351,37 @@ TEST_CASE("An update vectorized outside its reduction loop is vector code", "[cp
       sum += input(p[0], k);
     return sum;
   });
+}
+
+TEMPLATE_TEST_CASE("Negating a float flips its sign as C++ does, zeros, infinities and NaN included", "[cpu]", float,
+                   double, float16_t) {
+  // -(+0) is -0: a negation, not 0 - x (which gives +0).
+  const std::vector<double> values = {0.0, -0.0, 1.5, -2.25, INFINITY, -INFINITY, 1e-40, NAN};
+  const int n = 40;
+  Buffer<TestType> in(n);
+  for (int i = 0; i < n; ++i)
+    in(i) = static_cast<TestType>(values[i % values.size()] * (i < 8 ? 1.0 : 0.5));
+  for (const char *target : {"host", "host-strict_float"})
+    for (bool vectorized : {false, true}) {
+      INFO(target << (vectorized ? ", vectorized" : ""));
+      ImageParam p(type_of<TestType>(), 1, "p");
+      Var x("x");
+      Func f("negated");
+      f(x) = -p(x);
+      if (vectorized)
+        f.vectorize(x, 8);
+      p.set(in);
+      Buffer<TestType> out(n);
+      Pipeline pipeline(f);
+      pipeline.compile_jit(Target(target));
+      pipeline.realize(out);
+      int mismatches = 0;
+      for (int i = 0; i < n; ++i) {
+        const TestType expected = static_cast<TestType>(-static_cast<double>(in(i)));
+        const bool bothNaN = std::isnan(double(out(i))) && std::isnan(double(expected));
+        if (std::memcmp(&out(i), &expected, sizeof(TestType)) != 0 && !bothNaN && ++mismatches <= 4)
+          FAIL_CHECK("-(" << double(in(i)) << ") gave " << double(out(i)) << " at " << i);
+      }
+      CHECK(mismatches == 0);
+    }
 }

@@ -1902,3 +1902,34 @@ TEMPLATE_TEST_CASE("16-bit float arithmetic and conversions on the GPU equal pla
   arithmetic.check(a, target, 5000, seed);
   conversions.check(to, from, target, 5000, seed);
 }
+
+TEMPLATE_TEST_CASE("Negating a float on the GPU flips its sign as C++ does, zeros included", "[gpu]", float, double,
+                   float16_t) {
+  PTXJIT_REQUIRE_GPU();
+  // No subnormals: without strict_float, kernels may flush them to zero.
+  const std::vector<double> values = {0.0, -0.0, 1.5, -2.25, INFINITY, -INFINITY, 3e-3};
+  const int n = 70;
+  Buffer<TestType> in(n);
+  for (int i = 0; i < n; ++i)
+    in(i) = static_cast<TestType>(values[i % values.size()]);
+  for (const char *target : {"host-cuda", "host-cuda-strict_float"}) {
+    INFO(target);
+    ImageParam p(type_of<TestType>(), 1, "p");
+    Var x("x"), xo("xo"), xi("xi");
+    Func f("negated");
+    f(x) = -p(x);
+    f.gpu_tile(x, xo, xi, 32);
+    p.set(in);
+    Buffer<TestType> out(n);
+    onGPU(f, Target(target)).realize(out);
+    if (out.device_dirty())
+      copy_to_host(out);
+    int mismatches = 0;
+    for (int i = 0; i < n; ++i) {
+      const TestType expected = static_cast<TestType>(-static_cast<double>(in(i)));
+      if (std::memcmp(&out(i), &expected, sizeof(TestType)) != 0 && ++mismatches <= 4)
+        FAIL_CHECK("-(" << double(in(i)) << ") gave " << double(out(i)) << " at " << i);
+    }
+    CHECK(mismatches == 0);
+  }
+}
