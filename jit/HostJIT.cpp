@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -37,10 +38,32 @@ std::string describe(llvm::Error error) {
   return message;
 }
 
+/// What host code is made for: this machine's triple, CPU and features. Detecting them asks the
+/// CPU only; the compile cache's keys need them before any JIT exists.
+struct HostDescription {
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> Builder;
+  std::string Triple, Machine;
+};
+
+const HostDescription &hostDescription() {
+  static const HostDescription description = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder)
+      throw InternalError("cannot describe the host for the JIT: " + describe(builder.takeError()));
+    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
+    HostDescription d;
+    d.Triple = builder->getTargetTriple().str();
+    d.Machine = d.Triple + ' ' + builder->getCPU() + ' ' + builder->getFeatures().getString();
+    d.Builder = std::make_unique<llvm::orc::JITTargetMachineBuilder>(std::move(*builder));
+    return d;
+  }();
+  return description;
+}
+
 struct JITState {
   std::unique_ptr<llvm::orc::LLJIT> JIT;
-  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> Builder;
-  std::string Triple, HostMachine;
 
   /// A target machine for one compile at a time (a TargetMachine is not thread-safe), made on
   /// first use: a process whose pipelines all come from the compile cache needs none (making one
@@ -52,7 +75,7 @@ struct JITState {
       FreeMachines.pop_back();
       return machine;
     }
-    auto made = Builder->createTargetMachine();
+    auto made = hostDescription().Builder->createTargetMachine();
     if (!made)
       throw InternalError("cannot create the host target machine: " + describe(made.takeError()));
     return std::move(*made);
@@ -63,7 +86,7 @@ struct JITState {
   }
 
 private:
-  std::mutex MachinesMutex; // guards FreeMachines and Builder
+  std::mutex MachinesMutex; // guards FreeMachines
   std::vector<std::unique_ptr<llvm::TargetMachine>> FreeMachines;
 };
 
@@ -81,59 +104,61 @@ private:
   std::unique_ptr<llvm::TargetMachine> Machine;
 };
 
-JITState &state() {
-  static JITState *instance = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    auto *s = new JITState;
-    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!builder)
-      throw InternalError("cannot describe the host for the JIT: " + describe(builder.takeError()));
-    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Default);
-    s->Builder = std::make_unique<llvm::orc::JITTargetMachineBuilder>(*builder);
-    s->Triple = builder->getTargetTriple().str();
-    s->HostMachine = s->Triple + ' ' + builder->getCPU() + ' ' + builder->getFeatures().getString();
-    // Pipelines compile on the threads that realize them (an in-place task dispatcher, not a
-    // thread started for each compile), and the session must expect concurrent lookups.
-    auto processControl = llvm::orc::SelfExecutorProcessControl::Create(nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>());
-    if (!processControl)
-      throw InternalError("cannot create the host process control for the JIT: " + describe(processControl.takeError()));
-    auto jit = llvm::orc::LLJITBuilder()
-                   .setJITTargetMachineBuilder(*builder)
-                   .setExecutorProcessControl(std::move(*processControl))
-                   .setSupportConcurrentCompilation(true)
-                   .create();
-    if (!jit)
-      throw InternalError("cannot create the host JIT: " + describe(jit.takeError()));
-    s->JIT = std::move(*jit);
-    llvm::orc::JITDylib &main = s->JIT->getMainJITDylib();
-    auto &es = s->JIT->getExecutionSession();
-    llvm::orc::SymbolMap runtime;
-    auto define = [&](const char *name, void *address) {
-      runtime[es.intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
-    };
+/// Makes the process's JIT. `layout`, where given, is the host's data layout as a compile of an
+/// earlier process recorded it; without it, LLJIT makes a whole TargetMachine to learn it (a
+/// fifth of a millisecond of a first realize from the compile cache).
+JITState *makeState(const std::optional<llvm::DataLayout> &layout) {
+  const HostDescription &host = hostDescription();
+  auto s = std::make_unique<JITState>();
+  // Pipelines compile on the threads that realize them (an in-place task dispatcher, not a
+  // thread started for each compile), and the session must expect concurrent lookups.
+  auto processControl = llvm::orc::SelfExecutorProcessControl::Create(nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>());
+  if (!processControl)
+    throw InternalError("cannot create the host process control for the JIT: " + describe(processControl.takeError()));
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(*host.Builder)
+                 .setDataLayout(layout)
+                 .setExecutorProcessControl(std::move(*processControl))
+                 .setSupportConcurrentCompilation(true)
+                 .create();
+  if (!jit)
+    throw InternalError("cannot create the host JIT: " + describe(jit.takeError()));
+  s->JIT = std::move(*jit);
+  llvm::orc::JITDylib &main = s->JIT->getMainJITDylib();
+  auto &es = s->JIT->getExecutionSession();
+  llvm::orc::SymbolMap runtime;
+  auto define = [&](const char *name, void *address) {
+    runtime[es.intern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
+  };
 #define PTXJIT_RUNTIME_FUNCTION(result, name, parameters) define(#name, reinterpret_cast<void *>(&name));
 #include "RuntimeFunctions.def"
 #undef PTXJIT_RUNTIME_FUNCTION
-    if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime))))
-      throw InternalError("cannot define the runtime for the JIT: " + describe(std::move(error)));
-    // The C library (tanhf, memcpy, ...) and libraries loaded later (the vector math library,
-    // codegen::load_vector_math_library) come from the process.
-    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-        s->JIT->getDataLayout().getGlobalPrefix());
-    if (!process)
-      throw InternalError("cannot search the process for symbols: " + describe(process.takeError()));
-    main.addGenerator(std::move(*process));
-    return s;
-  }();
-  return *instance;
+  if (auto error = main.define(llvm::orc::absoluteSymbols(std::move(runtime))))
+    throw InternalError("cannot define the runtime for the JIT: " + describe(std::move(error)));
+  // The C library (tanhf, memcpy, ...) and libraries loaded later (the vector math library,
+  // codegen::load_vector_math_library) come from the process.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      s->JIT->getDataLayout().getGlobalPrefix());
+  if (!process)
+    throw InternalError("cannot search the process for symbols: " + describe(process.takeError()));
+  main.addGenerator(std::move(*process));
+  return s.release();
+}
+
+std::once_flag StateOnce;
+JITState *State = nullptr; // made once (StateOnce), never destroyed: code may run at exit
+
+/// The process's JIT, made on first use; `layout` is used only by the call that makes it.
+JITState &state(const std::optional<llvm::DataLayout> &layout = std::nullopt) {
+  std::call_once(StateOnce, [&] { State = makeState(layout); });
+  return *State;
 }
 
 } // namespace
 
-std::string host_triple() { return state().Triple; }
+std::string host_triple() { return hostDescription().Triple; }
 
-const std::string &host_machine() { return state().HostMachine; }
+const std::string &host_machine() { return hostDescription().Machine; }
 
 const llvm::DataLayout &host_data_layout() { return state().JIT->getDataLayout(); }
 
@@ -281,8 +306,17 @@ std::vector<std::string> compile_host_module(llvm::Module &module,
 }
 
 LinkedHostCode link_host_objects(const std::vector<std::string> &objects, const std::string &functionName,
-                                 const std::string &deviceCodeGlobal, const std::string &pipeline) {
-  JITState &s = state();
+                                 const std::string &deviceCodeGlobal, const std::string &pipeline,
+                                 const std::string &dataLayout) {
+  std::optional<llvm::DataLayout> layout;
+  if (auto parsed = llvm::DataLayout::parse(dataLayout))
+    layout = std::move(*parsed);
+  else
+    throw InternalError("JIT: the objects of " + pipeline + " have a malformed data layout: " +
+                        describe(parsed.takeError()));
+  JITState &s = state(layout);
+  if (s.JIT->getDataLayout() != *layout)
+    throw InternalError("JIT: the objects of " + pipeline + " were compiled for another data layout");
   static std::atomic<uint64_t> counter{0};
   auto dylib = s.JIT->createJITDylib("ptxjit_pipeline_" + std::to_string(counter.fetch_add(1)));
   if (!dylib)

@@ -21,7 +21,8 @@ namespace ptxjit::jit {
 
 using PipelineFunction = int32_t (*)(void *context, void **args);
 
-/// The target triple and data layout host modules are generated for.
+/// The target triple and data layout host modules are generated for (the data layout makes the
+/// JIT).
 std::string host_triple();
 const llvm::DataLayout &host_data_layout();
 /// The host's triple, CPU and features: host code is made for this machine's vector unit.
@@ -50,10 +51,14 @@ private:
   std::shared_ptr<void> Dylib;
 };
 
-/// Links `objects` into one library and finds `functionName` in it (and, where
-/// `deviceCodeGlobal` is not empty, that global). Throws InternalError naming `pipeline`.
+/// Links `objects`, compiled for `dataLayout` (host_data_layout's text when they were made), into
+/// one library and finds `functionName` in it (and, where `deviceCodeGlobal` is not empty, that
+/// global). The first call of a process makes the JIT with that layout (sparing a TargetMachine
+/// where all code comes from the compile cache). Throws InternalError naming `pipeline`, also
+/// where the JIT has another layout.
 LinkedHostCode link_host_objects(const std::vector<std::string> &objects, const std::string &functionName,
-                                 const std::string &deviceCodeGlobal, const std::string &pipeline);
+                                 const std::string &deviceCodeGlobal, const std::string &pipeline,
+                                 const std::string &dataLayout);
 
 } // namespace ptxjit::jit
 

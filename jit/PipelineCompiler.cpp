@@ -103,6 +103,7 @@ struct HostEntry {
   std::vector<lower::LoweredArgument> arguments;
   std::vector<runtime::cuda::DeviceCode::Kernel> kernels;
   std::vector<std::string> objects; // linked together
+  std::string data_layout;          // the objects', as LLVM writes it
 };
 
 std::string serialize(const HostEntry &e) {
@@ -131,6 +132,7 @@ std::string serialize(const HostEntry &e) {
   w.number(e.objects.size());
   for (const std::string &object : e.objects)
     w.text(object);
+  w.text(e.data_layout);
   return std::move(w.Bytes);
 }
 
@@ -164,6 +166,7 @@ std::optional<HostEntry> deserialize(const std::string &payload) {
   }
   for (uint64_t i = 0, n = r.number(); r.Valid && i < n; ++i)
     e.objects.push_back(r.text());
+  e.data_layout = r.text();
   if (!r.finished() || e.objects.empty())
     return std::nullopt;
   return e;
@@ -424,7 +427,7 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
                                     entry->kernels.empty()
                                         ? std::string()
                                         : codegen::CodeGen_Host::device_code_global(entry->function_name),
-                                    entry->pipeline_name);
+                                    entry->pipeline_name, entry->data_layout);
         } catch (const InternalError &) {
           // An object that does not link (a library it calls is gone) is compiled again: the
           // cache never fails a compile.
@@ -482,13 +485,15 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
             : "LLVM optimization and machine code");
   entry.function_name = functionName;
   entry.pipeline_name = lowered.name;
+  entry.data_layout = host_data_layout().getStringRepresentation();
   for (const lower::LoweredArgument &a : lowered.arguments) {
     lower::LoweredArgument &unbound = entry.arguments.emplace_back(a);
     unbound.param = nullptr;
   }
   LinkedHostCode linked = link_host_objects(
       entry.objects, functionName,
-      source ? codegen::CodeGen_Host::device_code_global(functionName) : std::string(), lowered.name);
+      source ? codegen::CodeGen_Host::device_code_global(functionName) : std::string(), lowered.name,
+      entry.data_layout);
   phase("link");
   if (!identity.empty())
     disk.store(identity, serialize(entry), warn);

@@ -1,9 +1,11 @@
 // The host JIT on its own: modules compiled in one part or in two at once, linked as one library.
 
 #include "HostJIT.h"
+#include "ptxjit/Error.h"
 
 #include <catch2/catch.hpp>
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/DataLayout.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/SourceMgr.h>
@@ -73,7 +75,7 @@ TEST_CASE("Host modules of two large functions compile on two threads and link a
     // 2 x 6 instructions do not pay for a second thread; 180 and more do, on two cores.
     const bool split = steps == 60 && std::thread::hardware_concurrency() >= 2;
     CHECK(objects.size() == (split ? 2u : 1u));
-    jit::LinkedHostCode linked = jit::link_host_objects(objects, entry, "", entry);
+    jit::LinkedHostCode linked = jit::link_host_objects(objects, entry, "", entry, jit::host_data_layout().getStringRepresentation());
     uint32_t value = x;
     void *args[] = {&value};
     uint32_t expected = x;
@@ -103,7 +105,7 @@ TEST_CASE("Host functions marked optnone compile unoptimized, in a part of their
     auto module = twoFunctions(context, entry, c.entrySteps, c.innerSteps, true, c.unoptimizedInner);
     const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
     CHECK(objects.size() == (c.split && std::thread::hardware_concurrency() >= 2 ? 2u : 1u));
-    jit::LinkedHostCode linked = jit::link_host_objects(objects, entry, "", entry);
+    jit::LinkedHostCode linked = jit::link_host_objects(objects, entry, "", entry, jit::host_data_layout().getStringRepresentation());
     uint32_t value = x;
     void *args[] = {&value};
     uint32_t expected = x;
@@ -111,4 +113,19 @@ TEST_CASE("Host functions marked optnone compile unoptimized, in a part of their
       expected = step(expected);
     CHECK(static_cast<uint32_t>(linked.function()(nullptr, args)) == expected);
   }
+}
+
+TEST_CASE("Host objects link only with the data layout they were compiled for", "[cpu][jit]") {
+  llvm::LLVMContext context;
+  auto module = twoFunctions(context, "layout_check", 2, 2);
+  const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
+  // A 32-bit layout is not this JIT's; a malformed one is refused by name.
+  CHECK_THROWS_WITH(jit::link_host_objects(objects, "layout_check", "", "layout_check", "e-p:32:32"),
+                    Catch::Contains("layout_check") && Catch::Contains("another data layout"));
+  CHECK_THROWS_AS(jit::link_host_objects(objects, "layout_check", "", "layout_check", "not a layout"), InternalError);
+  jit::LinkedHostCode linked = jit::link_host_objects(objects, "layout_check", "", "layout_check",
+                                                      jit::host_data_layout().getStringRepresentation());
+  uint32_t value = 7;
+  void *args[] = {&value};
+  CHECK(static_cast<uint32_t>(linked.function()(nullptr, args)) == step(step(step(step(7)))));
 }
