@@ -24,9 +24,17 @@ ThreadPool &ThreadPool::instance() {
   return pool;
 }
 
-ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i)
-    Workers.emplace_back([this] { workerLoop(); });
+ThreadPool::ThreadPool(int threads) : Threads(threads) {
+  if (threads > 1)
+    Starter = std::thread([this] {
+      for (int i = 1; i < Threads; ++i) {
+        std::thread worker([this] { workerLoop(); }); // returns at once if shutting down
+        std::lock_guard<std::mutex> lock(Mutex);
+        Workers.push_back(std::move(worker));
+        if (ShuttingDown)
+          return;
+      }
+    });
 }
 
 ThreadPool::~ThreadPool() {
@@ -35,7 +43,9 @@ ThreadPool::~ThreadPool() {
     ShuttingDown = true;
   }
   WorkAvailable.notify_all();
-  for (std::thread &t : Workers)
+  if (Starter.joinable())
+    Starter.join();
+  for (std::thread &t : Workers) // no longer changing: the starter is done
     t.join();
 }
 
@@ -87,7 +97,7 @@ int32_t ThreadPool::parallel_for(void *context, ptxjit_task_fn task, int32_t min
     return 0;
   Job job{context, task, closure, min, min + extent};
   std::unique_lock<std::mutex> lock(Mutex);
-  if (!Workers.empty() && extent > 1) {
+  if (Threads > 1 && extent > 1) {
     Jobs.push_back(&job);
     Queued.store(static_cast<int>(Jobs.size()), std::memory_order_relaxed);
     WorkAvailable.notify_all();
