@@ -1,6 +1,9 @@
 // The host JIT on its own: modules compiled in one part or in two at once, linked as one library.
 
 #include "HostJIT.h"
+#include "codegen/CodeGen_Host.h"
+#include "lower/Lower.h"
+#include "ptxjit.h"
 #include "ptxjit/Error.h"
 
 #include <catch2/catch.hpp>
@@ -128,4 +131,33 @@ TEST_CASE("Host objects link only with the data layout they were compiled for", 
   uint32_t value = 7;
   void *args[] = {&value};
   CHECK(static_cast<uint32_t>(linked.function()(nullptr, args)) == step(step(step(step(7)))));
+}
+
+TEST_CASE("A pipeline function is marked optnone exactly when it has no loop, its loop bodies never", "[cpu][jit]") {
+  struct Case {
+    const char *schedule, *target;
+    bool entryUnoptimized;
+  };
+  for (Case c : {Case{"serial", "host", false}, Case{"parallel", "host", true}, Case{"gpu", "host-cuda", true}}) {
+    INFO(c.schedule);
+    ImageParam in(Float(32), 2, "in");
+    Var x("x"), y("y"), xi("xi"), yi("yi");
+    Func f(std::string("optnone_") + c.schedule);
+    f(x, y) = in(x, y) * 2.0f + 1.0f;
+    if (std::string(c.schedule) == "parallel")
+      f.parallel(y).vectorize(x, 8);
+    if (std::string(c.schedule) == "gpu")
+      f.gpu_tile(x, y, xi, yi, 16, 8);
+    const Target target(c.target);
+    lower::LoweredPipeline lowered = lower::lower({f.contents()}, target);
+    llvm::LLVMContext context;
+    codegen::CodeGen_Host generator(context, target);
+    const std::string name = "ptxjit_" + lowered.name;
+    auto module = generator.compile(lowered, name, jit::host_data_layout(), jit::host_triple());
+    REQUIRE(module->getFunction(name));
+    CHECK(module->getFunction(name)->hasOptNone() == c.entryUnoptimized);
+    for (const llvm::Function &g : *module)
+      if (!g.isDeclaration() && g.getName() != name)
+        CHECK_FALSE(g.hasOptNone()); // a parallel loop body runs once per iteration
+  }
 }
