@@ -382,9 +382,10 @@ private:
     auto fa = as_const_float(a), fb = as_const_float(b);
     if (fa && fb && op->type.is_scalar())
       return make_const(op->type, *fa + *fb);
-    if (fb && *fb == 0.0)
+    // Only -0 is an identity of float addition: -0 + +0 is +0.
+    if (fb && *fb == 0.0 && std::signbit(*fb))
       return a;
-    if (fa && *fa == 0.0)
+    if (fa && *fa == 0.0 && std::signbit(*fa))
       return b;
     return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Add::make(a, b);
   }
@@ -396,7 +397,7 @@ private:
     auto fa = as_const_float(a), fb = as_const_float(b);
     if (fa && fb && op->type.is_scalar())
       return make_const(op->type, *fa - *fb);
-    if (fb && *fb == 0.0)
+    if (fb && *fb == 0.0 && !std::signbit(*fb)) // x - (-0) is x + 0: not x for x = -0
       return a;
     return a.same_as(op->a) && b.same_as(op->b) ? Expr(op) : Sub::make(a, b);
   }
@@ -511,8 +512,9 @@ private:
     if (t.is_scalar()) {
       if (t.is_float()) {
         auto fa = as_const_float(a), fb = as_const_float(b);
+        // As the min or max computes at run time (a < b ? a : b), signed zeros and NaN included.
         if (fa && fb)
-          return make_const(t, isMin ? std::fmin(*fa, *fb) : std::fmax(*fa, *fb));
+          return (isMin ? *fa < *fb : *fa > *fb) ? a : b;
       } else if (t.code == Type::UInt) {
         auto ca = as_const_int(a), cb = as_const_int(b);
         if (ca && cb)

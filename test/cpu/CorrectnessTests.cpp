@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 using namespace ptxjit;
@@ -1384,4 +1385,90 @@ TEMPLATE_TEST_CASE("Negating a float flips its sign as C++ does, zeros, infiniti
       }
       CHECK(mismatches == 0);
     }
+}
+
+TEMPLATE_TEST_CASE("Under strict_float, sums with zero and min and max of constants keep IEEE results", "[cpu]", float,
+                   double, float16_t) {
+  // x + 0.0 is +0 for x = -0, so it is not x; x - (-0.0) neither. x + (-0.0), x - 0.0 and x * 1
+  // are x for every x. A folded min or max of constants equals what the same min or max computes
+  // at run time (a < b ? a : b), signed zeros and NaN included.
+  const std::vector<double> values = {0.0, -0.0, 1.5, -2.25, INFINITY, -INFINITY, 1e-40, NAN};
+  const int n = int(values.size());
+  Buffer<TestType> in(n);
+  for (int i = 0; i < n; ++i)
+    in(i) = static_cast<TestType>(values[i]);
+  auto same = [](TestType a, TestType b) {
+    return std::memcmp(&a, &b, sizeof(TestType)) == 0 || (std::isnan(double(a)) && std::isnan(double(b)));
+  };
+  auto minimum = [](TestType a, TestType b) { return double(a) < double(b) ? a : b; };
+  auto maximum = [](TestType a, TestType b) { return double(a) > double(b) ? a : b; };
+  const TestType zero = static_cast<TestType>(0.0), negativeZero = static_cast<TestType>(-0.0),
+                 one = static_cast<TestType>(1.0);
+  // C++ on doubles, rounded to TestType: exact for these operations.
+  auto round = [](double v) { return static_cast<TestType>(v); };
+  const std::vector<std::pair<const char *, std::function<Expr(Expr)>>> forms = {
+      {"x + 0", [&](Expr e) { return e + Expr(zero); }},
+      {"0 + x", [&](Expr e) { return Expr(zero) + e; }},
+      {"x - (-0)", [&](Expr e) { return e - Expr(negativeZero); }},
+      {"x + (-0)", [&](Expr e) { return e + Expr(negativeZero); }},
+      {"x - 0", [&](Expr e) { return e - Expr(zero); }},
+      {"x * 1", [&](Expr e) { return e * Expr(one); }},
+  };
+  const std::vector<std::function<double(double)>> expected = {
+      [](double v) { return v + 0.0; },    [](double v) { return 0.0 + v; },
+      [](double v) { return v - (-0.0); }, [](double v) { return v + (-0.0); },
+      [](double v) { return v - 0.0; },    [](double v) { return v * 1.0; },
+  };
+  for (size_t k = 0; k < forms.size(); ++k)
+    for (bool vectorized : {false, true}) {
+      INFO(forms[k].first << (vectorized ? ", vectorized" : ""));
+      ImageParam p(type_of<TestType>(), 1, "p");
+      Var x("x");
+      Func f("f");
+      f(x) = forms[k].second(p(x));
+      if (vectorized)
+        f.vectorize(x, 4);
+      p.set(in);
+      Buffer<TestType> out(n);
+      Pipeline pipeline(f);
+      pipeline.compile_jit(Target("host-strict_float"));
+      pipeline.realize(out);
+      for (int i = 0; i < n; ++i)
+        if (!same(out(i), round(expected[k](double(in(i))))))
+          FAIL_CHECK("x = " << double(in(i)) << " gave " << double(out(i)));
+    }
+
+  const TestType nan = static_cast<TestType>(NAN);
+  const std::vector<std::pair<TestType, TestType>> pairs = {
+      {negativeZero, zero}, {zero, negativeZero}, {nan, one}, {one, nan}, {one, zero}};
+  ImageParam a(type_of<TestType>(), 1, "a"), b(type_of<TestType>(), 1, "b");
+  Var x("x");
+  Func folded("folded"), computed("computed");
+  Expr foldedValue = Expr(zero);
+  for (int i = 0; i < int(pairs.size()); ++i)
+    foldedValue = select(x == 2 * i, min(Expr(pairs[i].first), Expr(pairs[i].second)),
+                         select(x == 2 * i + 1, max(Expr(pairs[i].first), Expr(pairs[i].second)), foldedValue));
+  folded(x) = foldedValue;
+  computed(x) = select(x % 2 == 0, min(a(x / 2), b(x / 2)), max(a(x / 2), b(x / 2)));
+  Buffer<TestType> left(int(pairs.size())), right(int(pairs.size()));
+  for (int i = 0; i < int(pairs.size()); ++i) {
+    left(i) = pairs[i].first;
+    right(i) = pairs[i].second;
+  }
+  a.set(left);
+  b.set(right);
+  const int m = 2 * int(pairs.size());
+  Buffer<TestType> foldedOut(m), computedOut(m);
+  for (auto [func, out] : {std::pair{folded, &foldedOut}, std::pair{computed, &computedOut}}) {
+    Pipeline pipeline(func);
+    pipeline.compile_jit(Target("host-strict_float"));
+    pipeline.realize(*out);
+  }
+  for (int i = 0; i < m; ++i) {
+    const auto [l, r] = pairs[i / 2];
+    const TestType want = i % 2 == 0 ? minimum(l, r) : maximum(l, r);
+    INFO((i % 2 == 0 ? "min(" : "max(") << double(l) << ", " << double(r) << ")");
+    CHECK(same(foldedOut(i), want));
+    CHECK(same(computedOut(i), want));
+  }
 }

@@ -1933,3 +1933,47 @@ TEMPLATE_TEST_CASE("Negating a float on the GPU flips its sign as C++ does, zero
     CHECK(mismatches == 0);
   }
 }
+
+TEMPLATE_TEST_CASE("Under strict_float a GPU kernel adds zero and takes min and max of signed zeros as IEEE does",
+                   "[gpu]", float, double, float16_t) {
+  PTXJIT_REQUIRE_GPU();
+  // x + 0 is +0 for x = -0 (the simplifier once folded it to x); min and max, folded or not, are
+  // a < b ? a : b and a > b ? a : b.
+  const std::vector<double> values = {0.0, -0.0, 1.5, -2.25, INFINITY, -INFINITY, 1e-40};
+  const int n = int(values.size());
+  Buffer<TestType> in(n);
+  for (int i = 0; i < n; ++i)
+    in(i) = static_cast<TestType>(values[i]);
+  const TestType zero = static_cast<TestType>(0.0), negativeZero = static_cast<TestType>(-0.0);
+  ImageParam p(type_of<TestType>(), 1, "p");
+  Var x("x"), c("c"), xo("xo"), xi("xi");
+  Func f("f");
+  const std::vector<Expr> forms = {p(x) + Expr(zero),
+                                   p(x) - Expr(negativeZero),
+                                   min(p(x), Expr(zero)),
+                                   max(p(x), Expr(negativeZero)),
+                                   min(Expr(negativeZero), Expr(zero)),
+                                   max(Expr(zero), Expr(negativeZero))};
+  Expr value = forms.back();
+  for (int k = int(forms.size()) - 2; k >= 0; --k)
+    value = select(c == k, forms[k], value);
+  f(x, c) = value;
+  f.bound(c, 0, 6).unroll(c).gpu_tile(x, xo, xi, 32);
+  p.set(in);
+  Buffer<TestType> out(n, 6);
+  onGPU(f, Target("host-cuda-strict_float")).realize(out);
+  if (out.device_dirty())
+    copy_to_host(out);
+  auto minimum = [](TestType a, TestType b) { return double(a) < double(b) ? a : b; };
+  auto maximum = [](TestType a, TestType b) { return double(a) > double(b) ? a : b; };
+  for (int i = 0; i < n; ++i) {
+    const TestType v = in(i);
+    const TestType expected[6] = {static_cast<TestType>(double(v) + 0.0), static_cast<TestType>(double(v) - (-0.0)),
+                                  minimum(v, zero), maximum(v, negativeZero), minimum(negativeZero, zero),
+                                  maximum(zero, negativeZero)};
+    for (int k = 0; k < 6; ++k) {
+      INFO("form " << k << " of x = " << double(v) << ": " << double(out(i, k)));
+      CHECK(std::memcmp(&out(i, k), &expected[k], sizeof(TestType)) == 0);
+    }
+  }
+}
