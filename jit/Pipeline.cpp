@@ -313,15 +313,9 @@ bool host_supports_target_device(const Target &target, std::string *why) {
   if (api->cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
     return no("the CUDA driver reports no devices");
   if (int needed = target.cuda_capability(); needed != 0) {
-    for (int d = 0; d < count; ++d) {
-      CUdevice device;
-      int major = 0, minor = 0;
-      if (api->cuDeviceGet(&device, d) == CUDA_SUCCESS &&
-          api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) == CUDA_SUCCESS &&
-          api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) == CUDA_SUCCESS &&
-          major * 10 + minor >= needed)
+    for (int d = 0; d < count; ++d)
+      if (runtime::cuda::device_capability(*api, d) >= needed)
         return true;
-    }
     return no("no device has compute capability " + std::to_string(needed / 10) + "." + std::to_string(needed % 10));
   }
   return true;

@@ -96,6 +96,16 @@ const DriverApi *initialized_driver() {
   return initialized ? try_driver(nullptr) : nullptr;
 }
 
+int device_capability(const DriverApi &api, int ordinal) {
+  CUdevice device = 0;
+  int major = 0, minor = 0;
+  if (api.cuDeviceGet(&device, ordinal) != CUDA_SUCCESS ||
+      api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) != CUDA_SUCCESS ||
+      api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) != CUDA_SUCCESS)
+    return 0;
+  return major * 10 + minor;
+}
+
 const DriverApi &driver() {
   std::string why;
   const DriverApi *api = try_driver(&why);

@@ -29,6 +29,10 @@ const DriverApi *try_driver(std::string *why);
 /// loaded it nor initializes it: a probe for work that may be done ahead of time.
 const DriverApi *initialized_driver();
 
+/// The compute capability of device `ordinal` as major * 10 + minor (90 for sm_90), or 0 where
+/// the driver cannot say (no such device, driver error): for probes that must not throw.
+int device_capability(const DriverApi &api, int ordinal);
+
 /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
 std::string describe(CUresult result);
 

@@ -44,15 +44,7 @@ int choose_device(int requested, CUdeviceptr buffer) {
 
 int likely_device_capability() {
   const DriverApi *api = initialized_driver();
-  if (!api)
-    return 0;
-  CUdevice device = 0;
-  int major = 0, minor = 0;
-  if (api->cuDeviceGet(&device, choose_device(-1, 0)) != CUDA_SUCCESS ||
-      api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) != CUDA_SUCCESS ||
-      api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) != CUDA_SUCCESS)
-    return 0;
-  return major * 10 + minor;
+  return api ? device_capability(*api, choose_device(-1, 0)) : 0;
 }
 
 int default_acquire_context(int device, CUcontext *out, bool create, std::string *why) {
