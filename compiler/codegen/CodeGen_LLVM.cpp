@@ -238,6 +238,10 @@ void CodeGen_LLVM::visit(const Mod *op) {
 
 void CodeGen_LLVM::visit(const Min *op) {
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  if (op->type.is_float()) {
+    a = selected_float(a);
+    b = selected_float(b);
+  }
   llvm::Value *lt = op->type.is_float() ? Builder->CreateFCmpOLT(a, b)
                     : op->type.is_int() ? Builder->CreateICmpSLT(a, b)
                                         : Builder->CreateICmpULT(a, b);
@@ -246,6 +250,10 @@ void CodeGen_LLVM::visit(const Min *op) {
 
 void CodeGen_LLVM::visit(const Max *op) {
   llvm::Value *a = codegen(op->a), *b = codegen(op->b);
+  if (op->type.is_float()) {
+    a = selected_float(a);
+    b = selected_float(b);
+  }
   llvm::Value *gt = op->type.is_float() ? Builder->CreateFCmpOGT(a, b)
                     : op->type.is_int() ? Builder->CreateICmpSGT(a, b)
                                         : Builder->CreateICmpUGT(a, b);
@@ -291,6 +299,10 @@ void CodeGen_LLVM::visit(const Not *op) { Value = Builder->CreateNot(codegen(op-
 
 void CodeGen_LLVM::visit(const Select *op) {
   llvm::Value *c = codegen(op->condition), *t = codegen(op->true_value), *f = codegen(op->false_value);
+  if (op->type.is_float()) {
+    t = selected_float(t);
+    f = selected_float(f);
+  }
   Value = Builder->CreateSelect(c, t, f);
 }
 

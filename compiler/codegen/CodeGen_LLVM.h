@@ -106,6 +106,11 @@ protected:
   virtual llvm::Value *dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign);
   virtual void dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign);
 
+  /// An operand of a float select, min or max, as the target needs it to keep the select's
+  /// result for signed zeros: itself, unless a target lowers some selects to min or max
+  /// instructions that order -0 below +0.
+  virtual llvm::Value *selected_float(llvm::Value *value) { return value; }
+
 private:
   llvm::Value *compare(const ir::BaseExprNode *op, const Expr &a, const Expr &b, llvm::CmpInst::Predicate s,
                        llvm::CmpInst::Predicate u, llvm::CmpInst::Predicate f);

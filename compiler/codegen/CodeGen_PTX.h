@@ -43,6 +43,7 @@ protected:
                   const std::vector<Type> &types) override;
   llvm::Value *dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign) override;
   void dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign) override;
+  llvm::Value *selected_float(llvm::Value *value) override;
 
 private:
   std::unique_ptr<llvm::TargetMachine> Machine;

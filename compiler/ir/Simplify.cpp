@@ -524,7 +524,9 @@ private:
     if (auto aFirst = orderOverLoopBounds(a, b))
       return *aFirst == isMin ? a : b;
     // Constants go on the right, and nested constants combine: min(min(x, 3), 5) is min(x, 3).
-    if (is_const(a) && !is_const(b))
+    // A float min is a < b ? a : b, whose operands do not commute (min(+0, -0) is -0, min(1, NaN)
+    // is NaN, and the other way round +0 and 1).
+    if (is_const(a) && !is_const(b) && !t.is_float())
       std::swap(a, b);
     if (const auto *inner = a.as<Node>(); inner && is_const(inner->b) && is_const(b))
       return mutate(Node::make(inner->a, Node::make(inner->b, b)));

@@ -1390,8 +1390,9 @@ TEMPLATE_TEST_CASE("Negating a float flips its sign as C++ does, zeros, infiniti
 TEMPLATE_TEST_CASE("Under strict_float, sums with zero and min and max of constants keep IEEE results", "[cpu]", float,
                    double, float16_t) {
   // x + 0.0 is +0 for x = -0, so it is not x; x - (-0.0) neither. x + (-0.0), x - 0.0 and x * 1
-  // are x for every x. A folded min or max of constants equals what the same min or max computes
-  // at run time (a < b ? a : b), signed zeros and NaN included.
+  // are x for every x. min(a, b) is a < b ? a : b, so its operands do not commute (signed zeros,
+  // NaN), and a folded min or max of constants equals what the same min or max computes at run
+  // time.
   const std::vector<double> values = {0.0, -0.0, 1.5, -2.25, INFINITY, -INFINITY, 1e-40, NAN};
   const int n = int(values.size());
   Buffer<TestType> in(n);
@@ -1413,11 +1414,22 @@ TEMPLATE_TEST_CASE("Under strict_float, sums with zero and min and max of consta
       {"x + (-0)", [&](Expr e) { return e + Expr(negativeZero); }},
       {"x - 0", [&](Expr e) { return e - Expr(zero); }},
       {"x * 1", [&](Expr e) { return e * Expr(one); }},
+      {"min(x, 0)", [&](Expr e) { return min(e, Expr(zero)); }},
+      {"min(0, x)", [&](Expr e) { return min(Expr(zero), e); }},
+      {"max(-0, x)", [&](Expr e) { return max(Expr(negativeZero), e); }},
+      {"max(1, x)", [&](Expr e) { return max(Expr(one), e); }},
   };
   const std::vector<std::function<double(double)>> expected = {
-      [](double v) { return v + 0.0; },    [](double v) { return 0.0 + v; },
-      [](double v) { return v - (-0.0); }, [](double v) { return v + (-0.0); },
-      [](double v) { return v - 0.0; },    [](double v) { return v * 1.0; },
+      [](double v) { return v + 0.0; },
+      [](double v) { return 0.0 + v; },
+      [](double v) { return v - (-0.0); },
+      [](double v) { return v + (-0.0); },
+      [](double v) { return v - 0.0; },
+      [](double v) { return v * 1.0; },
+      [](double v) { return v < 0.0 ? v : 0.0; },
+      [](double v) { return 0.0 < v ? 0.0 : v; },
+      [](double v) { return -0.0 > v ? -0.0 : v; },
+      [](double v) { return 1.0 > v ? 1.0 : v; },
   };
   for (size_t k = 0; k < forms.size(); ++k)
     for (bool vectorized : {false, true}) {

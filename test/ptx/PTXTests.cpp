@@ -207,6 +207,26 @@ TEST_CASE("PTX is fast math unless strict_float", "[ptx]") {
   CHECK(assemble(strict, "sm_80").empty());
 }
 
+TEMPLATE_TEST_CASE("Under strict_float, min, max and selects against a zero stay compare and select in PTX",
+                   "[ptx]", float, double, float16_t) {
+  // min.f32 and max.f32 order -0 below +0; min(x, +0) is x < +0 ? x : +0, which is +0 for x = -0.
+  // Fast math ignores the sign of zero and may use them.
+  ImageParam p(type_of<TestType>(), 1, "p");
+  Var x("x"), xo("xo"), xi("xi");
+  const Expr zero = Expr(static_cast<TestType>(0.0)), negativeZero = Expr(static_cast<TestType>(-0.0));
+  Func f("f");
+  f(x) = min(p(x), zero) + max(p(x) * 2, negativeZero) + select(p(x) * 3 < zero, p(x) * 3, zero);
+  f.gpu_tile(x, xo, xi, 64);
+  const std::string fast = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  const std::string strict = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80-strict_float"));
+  INFO(strict);
+  CHECK(occurrences(fast, "\tmin.") + occurrences(fast, "\tmax.") >= 2);
+  CHECK(occurrences(strict, "\tmin.") + occurrences(strict, "\tmax.") == 0);
+  CHECK(occurrences(strict, "\tselp.") >= 3);
+  CHECK(assemble(fast, "sm_80").empty());
+  CHECK(assemble(strict, "sm_80").empty());
+}
+
 TEST_CASE("PTX for a producer in storage of each thread's own", "[ptx]") {
   Blur b;
   b.bx.compute_at(b.by, b.xi); // a column of three values per thread
