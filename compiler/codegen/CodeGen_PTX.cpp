@@ -316,6 +316,10 @@ llvm::Value *CodeGen_PTX::call_math(const std::string &name, Type t, const std::
   auto it = names.find(name);
   PTXJIT_INTERNAL_ASSERT(it != names.end(), "PTX codegen: unknown math function " + name);
   PTXJIT_INTERNAL_ASSERT(t.bits == 32 || t.bits == 64, "PTX codegen: " + name + " of " + to_string(t));
+  // libdevice's sqrtf is sqrt.approx.f32 (LLVM 19 answers its __CUDA_PREC_SQRT query with 0);
+  // strict_float needs the correctly rounded root, sqrt.rn.f32, as the host computes it.
+  if (name == "sqrt" && TheTarget.has_feature(Target::Feature::StrictFloat))
+    return Builder->CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
   UsesLibdevice = true;
   std::string libdeviceName = "__nv_" + it->second + (t.bits == 32 ? "f" : "");
   llvm::Type *scalar = llvm_type_of(t.element_of());

@@ -9,12 +9,16 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 
 using namespace ptxjit;
@@ -1988,4 +1992,54 @@ TEMPLATE_TEST_CASE("Under strict_float a GPU kernel adds zero and takes min and 
       CHECK(std::memcmp(&out(i, k), &expected[k], sizeof(TestType)) == 0);
     }
   }
+}
+
+TEMPLATE_TEST_CASE("Under strict_float a GPU kernel's square roots and quotients are correctly rounded, subnormals "
+                   "included",
+                   "[gpu]", float, double) {
+  PTXJIT_REQUIRE_GPU();
+  // libdevice's sqrtf is an approximation; strict_float computes what the host does.
+  using Bits = std::conditional_t<sizeof(TestType) == 4, uint32_t, uint64_t>;
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  const int n = 4096;
+  Buffer<TestType> numerator(n), denominator(n);
+  const std::vector<TestType> specials = {TestType(0), -TestType(0), std::numeric_limits<TestType>::denorm_min(),
+                                          std::numeric_limits<TestType>::min(), std::numeric_limits<TestType>::max(),
+                                          std::numeric_limits<TestType>::infinity(), TestType(-1), TestType(2)};
+  for (int i = 0; i < n; ++i) {
+    Bits a = Bits(rng()), b = Bits(rng());
+    // Every third value subnormal: the exponent bits cleared.
+    if (i % 3 == 0)
+      a &= Bits(std::numeric_limits<Bits>::max()) >> (sizeof(TestType) == 4 ? 9 : 12);
+    std::memcpy(&numerator(i), &a, sizeof a);
+    std::memcpy(&denominator(i), &b, sizeof b);
+    if (i < int(specials.size()))
+      numerator(i) = specials[i];
+  }
+  ImageParam p(type_of<TestType>(), 1, "p"), q(type_of<TestType>(), 1, "q");
+  Var x("x"), c("c"), xo("xo"), xi("xi");
+  Func f("f");
+  f(x, c) = select(c == 0, sqrt(p(x)), p(x) / q(x));
+  f.bound(c, 0, 2).unroll(c).gpu_tile(x, xo, xi, 128);
+  p.set(numerator);
+  q.set(denominator);
+  Buffer<TestType> out(n, 2);
+  onGPU(f, Target("host-cuda-strict_float")).realize(out);
+  if (out.device_dirty())
+    copy_to_host(out);
+  int mismatches = 0;
+  for (int i = 0; i < n; ++i) {
+    const TestType expected[2] = {std::sqrt(numerator(i)), numerator(i) / denominator(i)};
+    for (int k = 0; k < 2; ++k) {
+      const bool same = std::memcmp(&out(i, k), &expected[k], sizeof(TestType)) == 0 ||
+                        (std::isnan(out(i, k)) && std::isnan(expected[k]));
+      if (!same && ++mismatches <= 4)
+        FAIL_CHECK((k == 0 ? "sqrt(" : "quotient of ") << numerator(i) << (k == 0 ? ")" : " and ")
+                                                       << (k == 0 ? "" : std::to_string(double(denominator(i))))
+                                                       << " gave " << out(i, k) << ", expected " << expected[k]);
+    }
+  }
+  CHECK(mismatches == 0);
 }

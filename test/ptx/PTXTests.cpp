@@ -194,12 +194,14 @@ TEST_CASE("PTX is fast math unless strict_float", "[ptx]") {
   ImageParam X(Float(32), 1, "X"), Y(Float(32), 1, "Y");
   Var i("i"), io("io"), ii("ii");
   Func f("f");
-  f(i) = X(i) * Y(i) - X(i + 1) / 3.0f;
+  f(i) = X(i) * Y(i) - X(i + 1) / 3.0f + sqrt(Y(i + 1));
   f.gpu_tile(i, io, ii, 64);
   std::string fast = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK_THAT(fast, Catch::Contains("fma.rn.f32"));
   CHECK_THAT(fast, !Catch::Contains("div.rn.f32"));
+  CHECK_THAT(fast, Catch::Contains("sqrt.approx.f32"));
   std::string strict = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80-strict_float"));
+  CHECK_THAT(strict, Catch::Contains("sqrt.rn.f32") && !Catch::Contains("sqrt.approx"));
   CHECK_THAT(strict, !Catch::Contains("fma.rn.f32"));
   CHECK_THAT(strict, Catch::Contains("mul.rn.f32"));
   CHECK_THAT(strict, Catch::Contains("div.rn.f32"));
