@@ -1,6 +1,7 @@
 // Regressions for classes of programs the compiler once got wrong (wrong values, crashes, hangs,
 // runaway compiles), each checked against plain C++ on fresh random data where data is involved.
 
+#include "StrictFloatPrograms.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
 
@@ -1385,6 +1386,28 @@ TEMPLATE_TEST_CASE("Negating a float flips its sign as C++ does, zeros, infiniti
       }
       CHECK(mismatches == 0);
     }
+}
+
+TEST_CASE("Under strict_float, float expressions that fast math would rewrite are computed as written", "[cpu]") {
+  const std::vector<StrictFloatForm> forms = strict_float_forms();
+  const std::vector<float> values = strict_float_values();
+  Buffer<float> in(int(values.size()));
+  for (int i = 0; i < in.width(); ++i)
+    in(i) = values[i];
+  for (bool vectorized : {false, true}) {
+    INFO((vectorized ? "vectorized" : "scalar"));
+    ImageParam p(Float(32), 1, "p");
+    Var x("x"), form("form");
+    Func f = strict_float_func(forms, p, x, form);
+    if (vectorized)
+      f.vectorize(x, 4);
+    p.set(in);
+    Buffer<float> out(in.width(), int(forms.size()));
+    Pipeline pipeline(f);
+    pipeline.compile_jit(Target("host-strict_float"));
+    pipeline.realize(out);
+    check_strict_float_forms(forms, in, out);
+  }
 }
 
 TEMPLATE_TEST_CASE("Under strict_float, sums with zero and min and max of constants keep IEEE results", "[cpu]", float,

@@ -4,6 +4,7 @@
 #include "GPUScheduleRecipes.h"
 #include "Float16Programs.h"
 #include "GPUTestUtil.h"
+#include "StrictFloatPrograms.h"
 #include "ptxjit/DLPack.h"
 
 #include <algorithm>
@@ -2042,4 +2043,24 @@ TEMPLATE_TEST_CASE("Under strict_float a GPU kernel's square roots and quotients
     }
   }
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("Under strict_float a GPU kernel computes float expressions that fast math would rewrite as written",
+          "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  const std::vector<StrictFloatForm> forms = strict_float_forms();
+  const std::vector<float> values = strict_float_values();
+  Buffer<float> in(int(values.size()));
+  for (int i = 0; i < in.width(); ++i)
+    in(i) = values[i];
+  ImageParam p(Float(32), 1, "p");
+  Var x("x"), form("form"), xo("xo"), xi("xi");
+  Func f = strict_float_func(forms, p, x, form);
+  f.gpu_tile(x, xo, xi, 32);
+  p.set(in);
+  Buffer<float> out(in.width(), int(forms.size()));
+  onGPU(f, Target("host-cuda-strict_float")).realize(out);
+  if (out.device_dirty())
+    copy_to_host(out);
+  check_strict_float_forms(forms, in, out);
 }
