@@ -218,8 +218,6 @@ llvm::Value *CodeGen_PTX::byAlignment(llvm::Value *pointer, llvm::Align wide, Ac
   return phi;
 }
 
-// The element accesses are written out one by one: as one vector access of lower alignment,
-// LLVM would merge the two paths back into it.
 // LLVM's instruction selection turns select(a < b, a, b) into min.f32 where it knows b is not a
 // NaN (a constant), treating the sign of a zero result as free; min.f32 orders -0 below +0, so
 // min(-0, +0) would give -0 where the select gives +0. Under strict_float an arithmetic fence
@@ -231,6 +229,8 @@ llvm::Value *CodeGen_PTX::selected_float(llvm::Value *value) {
   return Builder->CreateArithmeticFence(value, value->getType());
 }
 
+// The element accesses are written out one by one: as one vector access of lower alignment,
+// LLVM would merge the two paths back into it.
 llvm::Value *CodeGen_PTX::dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign) {
   llvm::Align wide = wideAlignment(type, elementAlign);
   if (wide == elementAlign)
