@@ -1388,21 +1388,22 @@ TEMPLATE_TEST_CASE("Negating a float flips its sign as C++ does, zeros, infiniti
     }
 }
 
-TEST_CASE("Under strict_float, float expressions that fast math would rewrite are computed as written", "[cpu]") {
-  const std::vector<StrictFloatForm> forms = strict_float_forms();
-  const std::vector<float> values = strict_float_values();
-  Buffer<float> in(int(values.size()));
+TEMPLATE_TEST_CASE("Under strict_float, float expressions that fast math would rewrite are computed as written", "[cpu]",
+                   float, double) {
+  const std::vector<StrictFloatForm<TestType>> forms = strict_float_forms<TestType>();
+  const std::vector<TestType> values = strict_float_values<TestType>();
+  Buffer<TestType> in(int(values.size()));
   for (int i = 0; i < in.width(); ++i)
     in(i) = values[i];
   for (bool vectorized : {false, true}) {
     INFO((vectorized ? "vectorized" : "scalar"));
-    ImageParam p(Float(32), 1, "p");
+    ImageParam p(type_of<TestType>(), 1, "p");
     Var x("x"), form("form");
     Func f = strict_float_func(forms, p, x, form);
     if (vectorized)
       f.vectorize(x, 4);
     p.set(in);
-    Buffer<float> out(in.width(), int(forms.size()));
+    Buffer<TestType> out(in.width(), int(forms.size()));
     Pipeline pipeline(f);
     pipeline.compile_jit(Target("host-strict_float"));
     pipeline.realize(out);

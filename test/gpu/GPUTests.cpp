@@ -2045,20 +2045,20 @@ TEMPLATE_TEST_CASE("Under strict_float a GPU kernel's square roots and quotients
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("Under strict_float a GPU kernel computes float expressions that fast math would rewrite as written",
-          "[gpu]") {
+TEMPLATE_TEST_CASE("Under strict_float a GPU kernel computes float expressions that fast math would rewrite as written",
+                   "[gpu]", float, double) {
   PTXJIT_REQUIRE_GPU();
-  const std::vector<StrictFloatForm> forms = strict_float_forms();
-  const std::vector<float> values = strict_float_values();
-  Buffer<float> in(int(values.size()));
+  const std::vector<StrictFloatForm<TestType>> forms = strict_float_forms<TestType>();
+  const std::vector<TestType> values = strict_float_values<TestType>();
+  Buffer<TestType> in(int(values.size()));
   for (int i = 0; i < in.width(); ++i)
     in(i) = values[i];
-  ImageParam p(Float(32), 1, "p");
+  ImageParam p(type_of<TestType>(), 1, "p");
   Var x("x"), form("form"), xo("xo"), xi("xi");
   Func f = strict_float_func(forms, p, x, form);
   f.gpu_tile(x, xo, xi, 32);
   p.set(in);
-  Buffer<float> out(in.width(), int(forms.size()));
+  Buffer<TestType> out(in.width(), int(forms.size()));
   onGPU(f, Target("host-cuda-strict_float")).realize(out);
   if (out.device_dirty())
     copy_to_host(out);
