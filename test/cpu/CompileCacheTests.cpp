@@ -459,39 +459,13 @@ TEST_CASE("Compile cache child", "[.]") {
   CHECK(wrong == 0);
 }
 
-// Starts this test program in a new process running only `test`, with the compile cache at
-// `cacheDirectory`.
-pid_t spawnWithCache(const std::string &cacheDirectory, const char *test) {
-  std::vector<std::string> environment;
-  for (char **e = environ; *e; ++e)
-    if (std::strncmp(*e, "PTXJIT_CACHE_DIR=", 17) != 0)
-      environment.push_back(*e);
-  environment.push_back("PTXJIT_CACHE_DIR=" + cacheDirectory);
-  std::vector<char *> envp;
-  for (std::string &e : environment)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<char *> argv = {const_cast<char *>("ptxjit_tests"), const_cast<char *>("-w"),
-                              const_cast<char *>("NoTests"), const_cast<char *>(test), nullptr};
-  pid_t child = 0;
-  REQUIRE(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), envp.data()) == 0);
-  return child;
-}
-
-void requireSuccess(pid_t child) {
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
-}
-
 TEST_CASE("Eight processes fill one compile cache at once", "[cpu][cache]") {
   ScopedCacheDirectory cache;
   std::vector<pid_t> children;
   for (int i = 0; i < 8; ++i)
-    children.push_back(spawnWithCache(cache.path(), "Compile cache child"));
+    children.push_back(spawn_test("Compile cache child", {"PTXJIT_CACHE_DIR=" + cache.path()}));
   for (pid_t child : children)
-    requireSuccess(child);
+    require_passed(child);
   // Six whole entries and nothing else: no temporary file is left behind.
   std::vector<fs::path> files = cache.files();
   CHECK(files.size() == 6);
@@ -533,7 +507,7 @@ TEST_CASE("A process whose first pipeline comes from the compile cache compiles 
   INFO("seed " << seed);
   const int w = 24, h = 6;
   CHECK(realizeCounting(3.0f, 1, randomInput(w, h, seed), w, h).misses == 1);
-  requireSuccess(spawnWithCache(cache.path(), "Compile cache hit then a compile in a new process"));
+  require_passed(spawn_test("Compile cache hit then a compile in a new process", {"PTXJIT_CACHE_DIR=" + cache.path()}));
 }
 
 TEST_CASE("Cached pipelines make PTX for a capability the cache does not hold", "[ptx][cache]") {
