@@ -285,6 +285,10 @@ void keepPart(llvm::Module &module, const std::function<bool(const llvm::Functio
 
 std::vector<std::string> compile_host_module(llvm::Module &module,
                                              const std::function<void(const llvm::Module &)> &optimized) {
+  // The JIT has no platform (makeState): static constructors and destructors would never run.
+  if (module.getNamedGlobal("llvm.global_ctors") || module.getNamedGlobal("llvm.global_dtors"))
+    throw InternalError("JIT: the host code of " + module.getName().str() +
+                        " has static constructors or destructors, which the JIT does not run");
   const std::vector<std::set<std::string>> parts = extraParts(module);
   if (parts.empty())
     return {compileOnThisThread(module, optimized)};

@@ -133,6 +133,23 @@ TEST_CASE("Host objects link only with the data layout they were compiled for", 
   CHECK(static_cast<uint32_t>(linked.function()(nullptr, args)) == step(step(step(step(7)))));
 }
 
+TEST_CASE("Host code with static constructors is refused: the JIT runs none", "[cpu][jit]") {
+  llvm::LLVMContext context;
+  const std::string ir = "@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] "
+                         "[{ i32, ptr, ptr } { i32 65535, ptr @init, ptr null }]\n"
+                         "@flag = global i32 0\n"
+                         "define internal void @init() {\n  store i32 1, ptr @flag\n  ret void\n}\n";
+  llvm::SMDiagnostic error;
+  auto module = llvm::parseAssemblyString(ir, error, context);
+  INFO(error.getMessage().str());
+  REQUIRE(module);
+  module->setModuleIdentifier("with_constructor");
+  module->setTargetTriple(jit::host_triple());
+  module->setDataLayout(jit::host_data_layout());
+  CHECK_THROWS_WITH(jit::compile_host_module(*module, nullptr),
+                    Catch::Contains("with_constructor") && Catch::Contains("static constructors"));
+}
+
 TEST_CASE("A pipeline function is marked optnone exactly when it has no loop, its loop bodies never", "[cpu][jit]") {
   struct Case {
     const char *schedule, *target;
