@@ -5,6 +5,7 @@
 #include "Simplify.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <optional>
 
@@ -60,6 +61,10 @@ private:
   void visit(const Cast *op) override {
     Interval v = of(op->value);
     Type from = op->value.type(), to = op->type;
+    if (from.is_float() && (to.is_int() || to.is_uint()) && !to.is_bool()) {
+      floatToInteger(v, to.element_of());
+      return;
+    }
     // Only casts that keep every value are monotonic and safe to push through.
     if (v.is_bounded() && to.can_represent(from)) {
       Result = {simplify(Cast::make(to.element_of(), v.min)), simplify(Cast::make(to.element_of(), v.max))};
@@ -80,6 +85,48 @@ private:
       typeBounds(from);
     if (Result.is_bounded() && Result.min.type() != to.element_of())
       Result = {simplify(Cast::make(to.element_of(), Result.min)), simplify(Cast::make(to.element_of(), Result.max))};
+  }
+
+  // A float cast to an integer truncates toward zero, which is increasing; a value outside the
+  // integer's range is undefined (as in C++ and Halide). Each end is first moved outward by 2^-20
+  // of its magnitude (about 8 units in the last place of a float), so that a value the program
+  // computes with other rounding (a fused multiply-add, an end folded here in double) does not
+  // truncate past it. Constant ends give constant bounds where they fit the type; symbolic ones
+  // are cast as they are to signed types of 32 bits or more (as Halide does: overflow is undefined
+  // there); otherwise the type bounds the result.
+  void floatToInteger(const Interval &v, Type to) {
+    auto outward = [](Expr end, bool up) -> Expr {
+      if (!end.defined())
+        return end;
+      if (end.type().bits < 32)
+        end = Cast::make(Float(32), end);
+      const Type t = end.type();
+      Expr magnitude = Max::make(end, Sub::make(make_zero(t), end));
+      Expr slack = Mul::make(magnitude, make_const(t, std::ldexp(1.0, -20)));
+      return simplify(up ? Add::make(end, slack) : Sub::make(end, slack));
+    };
+    Expr lo = outward(v.min, false), hi = outward(v.max, true);
+    auto finite = [](const Expr &end) -> std::optional<double> {
+      auto c = end.defined() ? as_const_float(end) : std::nullopt;
+      return c && std::fabs(*c) < 0x1p62 ? c : std::nullopt; // NaN and infinities compare false
+    };
+    if (auto cl = finite(lo), ch = finite(hi); cl && ch) {
+      const int64_t tl = int64_t(std::trunc(cl.value())), th = int64_t(std::trunc(ch.value()));
+      if (to.bits >= 32 && to.is_int()) {
+        // Truncated ends past the type's range clamp to it: no defined value lies beyond.
+        const int64_t typeMin = to.min_int(), typeMax = to.max_int();
+        Result = {make_const(to, std::clamp(tl, typeMin, typeMax)), make_const(to, std::clamp(th, typeMin, typeMax))};
+        return;
+      }
+      if (fits(to, tl) && fits(to, th)) {
+        Result = {make_const(to, tl), make_const(to, th)};
+        return;
+      }
+    } else if (lo.defined() && hi.defined() && to.is_int() && to.bits >= 32) {
+      Result = {simplify(Cast::make(to, lo)), simplify(Cast::make(to, hi))};
+      return;
+    }
+    typeBounds(to);
   }
 
   // Integer types whose arithmetic wraps: narrower than 32 bits, and unsigned. (Signed 32- and
@@ -204,6 +251,11 @@ private:
     } else if ((c && *c < 0) || (cf && *cf < 0)) {
       Result = {a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr(),
                 a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr()};
+    } else if (a.is_bounded() && b.is_bounded() && b.min.same_as(b.max) && !is_const(b.min) && !wraps(op->type)) {
+      // A fixed divisor of unknown sign (a Param, an input's size): a / b is monotonic in a,
+      // increasing or decreasing with b's sign (and 0 for an integer b of 0).
+      Expr lo = simplify(Div::make(a.min, b.min)), hi = simplify(Div::make(a.max, b.min));
+      Result = lo.same_as(hi) ? Interval::single_point(lo) : Interval{minOf(lo, hi), maxOf(lo, hi)};
     } else {
       Result = Interval::everything();
     }

@@ -685,12 +685,26 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
   tile(x, y, bx, by, tx, ty, xsize, ysize, tail);
   return gpu_blocks(bx, by).gpu_threads(tx, ty);
 }
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &bx,
+                       const VarOrRVar &by, const VarOrRVar &bz, const VarOrRVar &tx, const VarOrRVar &ty,
+                       const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize, TailStrategy tail) {
+  split(x, bx, tx, xsize, tail);
+  split(y, by, ty, ysize, tail);
+  split(z, bz, tz, zsize, tail);
+  reorder({tx, ty, tz, bx, by, bz});
+  return gpu_blocks(bx, by, bz).gpu_threads(tx, ty, tz);
+}
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail) {
   return gpu_tile(x, x, tx, xsize, tail);
 }
 Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                        Expr ysize, TailStrategy tail) {
   return gpu_tile(x, y, x, y, tx, ty, xsize, ysize, tail);
+}
+Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &tx,
+                       const VarOrRVar &ty, const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize,
+                       TailStrategy tail) {
+  return gpu_tile(x, y, z, x, y, z, tx, ty, tz, xsize, ysize, zsize, tail);
 }
 
 Stage &Stage::atomic() {
@@ -897,6 +911,12 @@ Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx
   pureStage(Contents, "gpu_tile").gpu_tile(x, y, bx, by, tx, ty, xsize, ysize, tail);
   return *this;
 }
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &bx,
+                     const VarOrRVar &by, const VarOrRVar &bz, const VarOrRVar &tx, const VarOrRVar &ty,
+                     const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize, TailStrategy tail) {
+  pureStage(Contents, "gpu_tile").gpu_tile(x, y, z, bx, by, bz, tx, ty, tz, xsize, ysize, zsize, tail);
+  return *this;
+}
 Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail) {
   pureStage(Contents, "gpu_tile").gpu_tile(x, tx, xsize, tail);
   return *this;
@@ -904,6 +924,12 @@ Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailSt
 Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                      Expr ysize, TailStrategy tail) {
   pureStage(Contents, "gpu_tile").gpu_tile(x, y, tx, ty, xsize, ysize, tail);
+  return *this;
+}
+Func &Func::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &tx,
+                     const VarOrRVar &ty, const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize,
+                     TailStrategy tail) {
+  pureStage(Contents, "gpu_tile").gpu_tile(x, y, z, tx, ty, tz, xsize, ysize, zsize, tail);
   return *this;
 }
 

@@ -89,16 +89,23 @@ public:
   Stage &gpu_threads(const VarOrRVar &x);
   Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
   Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
-  /// Splits x (and y) into blocks of tx (by ty) threads: bx, by over the grid, tx, ty in a block.
+  /// Splits x (and y, z) into blocks of tx (by ty, by tz) threads: bx, by, bz over the grid, tx,
+  /// ty, tz in a block.
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, Expr xsize,
                   TailStrategy tail = TailStrategy::Auto);
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
                   const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize,
                   TailStrategy tail = TailStrategy::Auto);
-  /// The gpu_tile that reuses x (and y) for the block loops.
+  Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &bx,
+                  const VarOrRVar &by, const VarOrRVar &bz, const VarOrRVar &tx, const VarOrRVar &ty,
+                  const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize, TailStrategy tail = TailStrategy::Auto);
+  /// The gpu_tile that reuses x (and y, z) for the block loops.
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail = TailStrategy::Auto);
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                   Expr ysize, TailStrategy tail = TailStrategy::Auto);
+  Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &tx,
+                  const VarOrRVar &ty, const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize,
+                  TailStrategy tail = TailStrategy::Auto);
 
   /// Makes an update of the form f(...) += e add atomically, so that its loops (RVars included)
   /// may be parallel or GPU loops even when iterations hit the same point (a histogram).
@@ -230,9 +237,15 @@ public:
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,
                  const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize, Expr ysize,
                  TailStrategy tail = TailStrategy::Auto);
+  Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &bx,
+                 const VarOrRVar &by, const VarOrRVar &bz, const VarOrRVar &tx, const VarOrRVar &ty,
+                 const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize, TailStrategy tail = TailStrategy::Auto);
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &tx, Expr xsize, TailStrategy tail = TailStrategy::Auto);
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &tx, const VarOrRVar &ty, Expr xsize,
                  Expr ysize, TailStrategy tail = TailStrategy::Auto);
+  Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &tx,
+                 const VarOrRVar &ty, const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize,
+                 TailStrategy tail = TailStrategy::Auto);
   /// Asserts at realize that dimension `var` of this Func is required only within [min, min+extent),
   /// and computes exactly that region.
   Func &bound(const Var &var, Expr min, Expr extent);

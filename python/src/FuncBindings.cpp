@@ -125,8 +125,13 @@ template <typename T> void bindLoopSchedules(nb::class_<T> &c) {
           return s.gpu_tile(v[0], v[1], v[2], v[3], sizes[0], sizes[1], tail);
         if (sizes.size() == 2 && v.size() == 6)
           return s.gpu_tile(v[0], v[1], v[2], v[3], v[4], v[5], sizes[0], sizes[1], tail);
-        throw nb::type_error("gpu_tile takes (x, tx, size), (x, bx, tx, size), (x, y, tx, ty, xsize, ysize) or "
-                             "(x, y, bx, by, tx, ty, xsize, ysize)");
+        if (sizes.size() == 3 && v.size() == 6)
+          return s.gpu_tile(v[0], v[1], v[2], v[3], v[4], v[5], sizes[0], sizes[1], sizes[2], tail);
+        if (sizes.size() == 3 && v.size() == 9)
+          return s.gpu_tile(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], sizes[0], sizes[1], sizes[2], tail);
+        throw nb::type_error("gpu_tile takes (x, tx, size), (x, bx, tx, size), (x, y, tx, ty, xsize, ysize), "
+                             "(x, y, bx, by, tx, ty, xsize, ysize), (x, y, z, tx, ty, tz, xsize, ysize, zsize) or "
+                             "(x, y, z, bx, by, bz, tx, ty, tz, xsize, ysize, zsize)");
       },
       nb::arg("args"), nb::kw_only(), nb::arg("tail") = TailStrategy::Auto);
 }

@@ -207,6 +207,18 @@ def test_gpu_schedule_is_lowered_for_a_cuda_target_without_a_device():
     assert ".target sm_80" in ptx and ".entry" in ptx
 
 
+def test_gpu_tile_in_three_dimensions():
+    x, y, z, xi, yi, zi = (pj.Var(n) for n in ("x", "y", "z", "xi", "yi", "zi"))
+    f = pj.Func("f")
+    f[x, y, z] = x + y * z
+    f.gpu_tile(x, y, z, xi, yi, zi, 8, 8, 2)
+    nest = pj.Pipeline(f).loop_nest()
+    for loop in ("x", "y", "z"):
+        assert f"gpu_block f.s0.{loop}:" in nest and f"gpu_thread f.s0.{loop}i:" in nest, nest
+    with pytest.raises(TypeError, match="gpu_tile takes"):
+        f.gpu_tile(x, y, z, xi, yi, 8, 8, 2)
+
+
 def test_stages_specialize_and_loop_nest():
     x, y, xo, xi = pj.Var("x"), pj.Var("y"), pj.Var("xo"), pj.Var("xi")
     wide = pj.Param(pj.Bool(), "wide", True)

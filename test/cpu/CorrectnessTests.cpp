@@ -1,6 +1,7 @@
 // Regressions for classes of programs the compiler once got wrong (wrong values, crashes, hangs,
 // runaway compiles), each checked against plain C++ on fresh random data where data is involved.
 
+#include "BilateralGridProgram.h"
 #include "StrictFloatPrograms.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
@@ -565,6 +566,88 @@ TEST_CASE("Coordinates that are values of a Func are bounded by what the Func co
     hist2(x) = 0;
     hist2(counter(r)) += 1;
     REQUIRE_THROWS_WITH(Pipeline(hist2).compile_jit(Target("host")), Catch::Contains("unbounded"));
+  }
+}
+
+TEST_CASE("Coordinates computed from floats are bounded through their cast to an integer", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  SECTION("a bilateral grid, splatted at coordinates scaled by a Param, under three schedules") {
+    for (int schedule = 0; schedule < 3; ++schedule) {
+      INFO("schedule " << schedule);
+      BilateralGridProgram program;
+      if (schedule == 1)
+        for (Func f : {program.blurz, program.blurx, program.blury})
+          f.compute_root();
+      if (schedule == 2)
+        program.schedule_cpu();
+      Buffer<float> image = BilateralGridProgram::input(36, 20, seed + schedule);
+      program.in.set(image);
+      program.r_sigma.set(BilateralGridProgram::RSigma);
+      Buffer<float> out = Pipeline(program.out).realize<float>({36, 20});
+      check_against(out, [&](const std::vector<int> &p) { return BilateralGridProgram::reference(image, p[0], p[1]); });
+    }
+  }
+  SECTION("a table read at a clamped float scaled to its size, exactly its size, as int32 and uint8") {
+    ImageParam in(Float(32), 1, "in"), table(UInt(16), 1, "table");
+    Buffer<float> input(301);
+    Buffer<uint16_t> entries(256);
+    fill_random(input, seed, -0.5, 1.5);
+    fill_random(entries, seed + 1, 0, 65535);
+    in.set(input);
+    table.set(entries);
+    Var x("x");
+    Func byInt("by_int"), byByte("by_byte");
+    byInt(x) = table(cast<int>(clamp(in(x), 0.0f, 1.0f) * 255.0f));
+    byByte(x) = table(cast<uint8_t>(clamp(in(x), 0.0f, 1.0f) * 255.0f + 0.5f));
+    for (bool vectorize : {false, true}) {
+      INFO((vectorize ? "vectorized" : "scalar"));
+      if (vectorize) {
+        byInt.vectorize(x, 8);
+        byByte.vectorize(x, 16);
+      }
+      check_against(Pipeline(byInt).realize<uint16_t>({301}), [&](const std::vector<int> &p) {
+        return entries(int(std::clamp(input(p[0]), 0.0f, 1.0f) * 255.0f));
+      });
+      Buffer<uint16_t> bytes = Pipeline(byByte).realize<uint16_t>({301});
+      // The product may be fused with the add or not: the coordinate of a sum within an ulp
+      // of an integer may differ by one.
+      for (int i = 0; i < 301; ++i) {
+        const float scaled = std::clamp(input(i), 0.0f, 1.0f) * 255.0f + 0.5f;
+        INFO("at " << i << ", " << scaled);
+        CHECK((bytes(i) == entries(uint8_t(scaled)) || bytes(i) == entries(uint8_t(std::nextafter(scaled, 0.0f))) ||
+               bytes(i) == entries(uint8_t(std::min(std::nextafter(scaled, 256.0f), 255.0f)))));
+      }
+    }
+  }
+  SECTION("a histogram of float16 values, and an input read at x divided by a Param") {
+    ImageParam half(Float(16), 1, "half");
+    Buffer<float16_t> halves(200);
+    std::mt19937 rng(seed);
+    for (int i = 0; i < 200; ++i)
+      halves(i) = float16_t(float(int(rng() % 80) - 8) / 64.0f); // exact in float16
+    half.set(halves);
+    Var x("x");
+    RDom r(0, 200, "r");
+    Func hist("hist");
+    hist(x) = 0;
+    hist(cast<int>(clamp(half(r), float16_t(0.0f), float16_t(1.0f)) * float16_t(16.0f))) += 1;
+    std::vector<int> expected(17, 0);
+    for (int i = 0; i < 200; ++i)
+      ++expected[int(std::clamp(float(halves(i)), 0.0f, 1.0f) * 16.0f)];
+    check_against(Pipeline(hist).realize<int>({17}), [&](const std::vector<int> &p) { return expected[p[0]]; });
+
+    ImageParam in(Int(32), 1, "in");
+    Param<int> factor("factor");
+    Buffer<int> input(20);
+    fill_random(input, seed, -1000, 1000);
+    in.set(input);
+    Func upsampled("upsampled");
+    upsampled(x) = in(x / factor);
+    for (int k : {1, 3}) {
+      factor.set(k);
+      check_against(Pipeline(upsampled).realize<int>({20 * k}), [&](const std::vector<int> &p) { return input(p[0] / k); });
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // Real-device tests: results against the CPU, and the context discipline the project exists
 // for. Without a driver or device each test prints why it is skipped and passes.
 
+#include "BilateralGridProgram.h"
 #include "GPUScheduleRecipes.h"
 #include "Float16Programs.h"
 #include "GPUTestUtil.h"
@@ -1355,6 +1356,21 @@ TEST_CASE("An update restricted by RDom::where on the GPU", "[gpu]") {
       sum += input(k, c[1]) > 0.0f ? input(k, c[1]) : 0.0f;
     return sum;
   });
+}
+
+TEST_CASE("A bilateral grid under Halide's GPU schedule: a histogram at float-computed coordinates, 3-D tiles",
+          "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  BilateralGridProgram program;
+  program.schedule_gpu();
+  Buffer<float> image = BilateralGridProgram::input(52, 30, seed);
+  program.in.set(image);
+  program.r_sigma.set(BilateralGridProgram::RSigma);
+  Buffer<float> out = onGPU(program.out).realize<float>({52, 30});
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &p) { return BilateralGridProgram::reference(image, p[0], p[1]); });
 }
 
 TEST_CASE("Tuples on the GPU: an argmin reduction per column and a Tuple output into two buffers", "[gpu]") {

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <random>
 
 using namespace ptxjit;
@@ -306,6 +307,40 @@ TEST_CASE("Interval arithmetic bounds expressions", "[unit][ir]") {
   CHECK(bounds(v("y") % v("n")).first == std::optional<int64_t>(0));
   // Over a range of divisors the result stays unbounded, so a clamp around it stays constant.
   CHECK_FALSE(bounds_of_expr_in_scope(v("x") % v("y"), scope).is_bounded());
+}
+
+TEST_CASE("Interval arithmetic bounds floats cast to integers and divisions by a fixed divisor", "[unit][ir]") {
+  auto constBounds = [](const Expr &e, const Scope &scope) {
+    Interval i = bounds_of_expr_in_scope(e, scope);
+    return std::make_pair(i.min.defined() ? as_const_int(simplify(i.min)) : std::nullopt,
+                          i.max.defined() ? as_const_int(simplify(i.max)) : std::nullopt);
+  };
+  using Ends = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
+  Scope floats{{"f", Interval::everything()}, {"u", {Expr(0.0f), Expr(1.0f)}}};
+  // A float clamped and scaled, cast: truncation toward zero, exact at integral ends.
+  Expr clamped = clamp(v("f", Float(32)), Expr(0.0f), Expr(1.0f));
+  CHECK(constBounds(cast<int>(clamped * 255.0f), floats) == Ends(0, 255));
+  CHECK(constBounds(cast<int>(clamped * 10.0f + 0.5f), floats) == Ends(0, 10));
+  CHECK(constBounds(cast<uint8_t>(clamped * 255.0f + 0.5f), floats) == Ends(0, 255));
+  CHECK(constBounds(cast<int>(v("u", Float(32)) * -3.5f), floats) == Ends(-3, 0));
+  // An end a few units in the last place below an integer may be that integer when computed
+  // with other rounding: the bound includes it.
+  CHECK(constBounds(cast<int>(v("u", Float(32)) * std::nextafter(3.0f, 0.0f)), floats) == Ends(0, 3));
+  // Ends past a narrow type's range leave the type's bounds; past int32's, clamp to it.
+  CHECK(constBounds(cast<int8_t>(clamped * 1000.0f), floats) == Ends(-128, 127));
+  CHECK(constBounds(cast<int>(clamped * 1e12f), floats) == Ends(0, 2147483647));
+  CHECK_FALSE(bounds_of_expr_in_scope(cast<int>(v("f", Float(32))), floats).is_bounded());
+  // Symbolic ends (a Param) cast as they are, to int32.
+  Interval scaled = bounds_of_expr_in_scope(cast<int>(clamped * (1.0f / v("sigma", Float(32)))), floats);
+  REQUIRE(scaled.is_bounded());
+  CHECK(to_string(scaled.max).find("sigma") != std::string::npos);
+  // A fixed divisor of unknown sign: the quotients of the ends, ordered either way.
+  Scope ints{{"x", {Expr(0), Expr(59)}}};
+  Interval quotient = bounds_of_expr_in_scope(v("x") / v("k"), ints);
+  REQUIRE(quotient.is_bounded());
+  CHECK(to_string(quotient.max) == "max((0 / k), (59 / k))");
+  CHECK_FALSE(bounds_of_expr_in_scope(v("x") / v("x"), ints).is_bounded());
+  CHECK_FALSE(bounds_of_expr_in_scope(cast<int8_t>(v("x")) / v("q", Int(8)), ints).is_bounded());
 }
 
 TEST_CASE("Constant upper bounds see through clipped tiles", "[unit][ir]") {
