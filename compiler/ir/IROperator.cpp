@@ -258,6 +258,41 @@ Expr select(Expr condition, Expr true_value, Expr false_value) {
   return Select::make(condition, true_value, false_value);
 }
 
+Tuple select_values(Expr condition, const Tuple &true_value, const Tuple &false_value) {
+  if (true_value.size() != false_value.size())
+    throw CompileError("select of Tuples of " + std::to_string(true_value.size()) + " and " +
+                       std::to_string(false_value.size()) + " values: they must have as many");
+  std::vector<Expr> values;
+  for (size_t i = 0; i < true_value.size(); ++i)
+    values.push_back(select(condition, true_value[i], false_value[i]));
+  return Tuple(std::move(values));
+}
+
+Expr mux(Expr id, const std::vector<Expr> &values) {
+  requireDefined(id, "mux");
+  if (values.empty())
+    throw CompileError("mux needs at least one value");
+  const Type t = id.type();
+  if (!t.is_int() && !t.is_uint())
+    throw CompileError("mux: the index must be an integer, not " + to_string(t));
+  // Narrow indices are compared as int32, so that every position of a long list is a value of it.
+  if (t.bits < 32)
+    id = cast(t.with_code(Type::Int).with_bits(32), id);
+  Expr result = values.back();
+  for (size_t i = values.size() - 1; i-- > 0;)
+    result = select(id == Expr(int(i)), values[i], result);
+  return result;
+}
+
+Expr likely(Expr e) {
+  requireDefined(e, "likely");
+  return e;
+}
+Expr likely_if_innermost(Expr e) {
+  requireDefined(e, "likely_if_innermost");
+  return e;
+}
+
 Expr cast(Type t, Expr value) {
   requireDefined(value, "cast");
   check_supported(t, "cast to " + to_string(t.element_of()));

@@ -8,6 +8,7 @@
 // dividing by zero gives zero.
 
 #include "ptxjit/Expr.h"
+#include "ptxjit/Tuple.h"
 
 #include <iosfwd>
 #include <string>
@@ -54,6 +55,28 @@ Expr abs(Expr a);
 /// |a - b| without overflow; of integers, the unsigned integer of the same width.
 Expr absd(Expr a, Expr b);
 Expr select(Expr condition, Expr true_value, Expr false_value);
+/// select(c0, v0, c1, v1, ..., default): v0 where c0 holds, else v1 where c1 holds, ..., else the
+/// default, as in Halide.
+template <typename... Rest> Expr select(Expr c0, Expr v0, Expr c1, Expr v1, const Rest &...rest) {
+  return select(std::move(c0), std::move(v0), select(std::move(c1), std::move(v1), rest...));
+}
+/// Each value of two Tuples of the same size, chosen by one condition (an argmin's update); a call
+/// to a Func of several values is a Tuple here when written `Tuple(f(x))`.
+template <typename T, typename = std::enable_if_t<std::is_same_v<T, Tuple>>>
+Tuple select(Expr condition, const T &true_value, const T &false_value) {
+  return select_values(std::move(condition), true_value, false_value);
+}
+template <typename T, typename... Rest, typename = std::enable_if_t<std::is_same_v<T, Tuple>>>
+Tuple select(Expr c0, const T &v0, Expr c1, const T &v1, const Rest &...rest) {
+  return select_values(std::move(c0), v0, select(std::move(c1), v1, rest...));
+}
+Tuple select_values(Expr condition, const Tuple &true_value, const Tuple &false_value);
+/// mux(id, {v0, v1, ...}): the value at index `id` (an integer), the last one where `id` is out of
+/// range, as in Halide: `rgb(x, y, c) = mux(c, {r(x, y), g(x, y), b(x, y)})`.
+Expr mux(Expr id, const std::vector<Expr> &values);
+/// `e` itself. Halide's hints for loop partitioning, which ptxjit does not do.
+Expr likely(Expr e);
+Expr likely_if_innermost(Expr e);
 
 /// Converts, wrapping integers that do not fit and truncating floats toward zero (a float
 /// outside the integer type's range is undefined, as in C++).

@@ -259,6 +259,8 @@ void bind_expr(nb::module_ &m) {
       result = select(to_expr(values[i - 2]), to_expr(values[i - 1]), result);
     return result;
   });
+  m.def("mux", [](nb::handle id, nb::handle values) { return mux(to_expr(id), to_exprs(values)); });
+  m.def("likely", [](nb::handle e) { return likely(to_expr(e)); });
   m.def("min", [](nb::args values) { return minOrMax(values, true); });
   m.def("max", [](nb::args values) { return minOrMax(values, false); });
   m.def("clamp", [](nb::handle v, nb::handle lo, nb::handle hi) { return clamp(to_expr(v), to_expr(lo), to_expr(hi)); });

@@ -298,3 +298,17 @@ def test_infer_arguments():
     assert p.infer_arguments()[0].device_address == 0
     a.set(np.arange(5, dtype=np.uint8))
     np.testing.assert_array_equal(p.realize([5]), np.arange(5) + 3)  # host inputs: a NumPy array
+
+
+def test_mux_and_likely():
+    x, y, c = pj.Var("x"), pj.Var("y"), pj.Var("c")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    f = pj.Func("f")
+    f[x, y, c] = pj.mux(c, [inp[x, y] * 2, inp[x, y] + 1, -inp[pj.likely(x), y]])
+    a = np.random.default_rng(3).random((4, 6), dtype=np.float32)
+    inp.set(a)
+    out = pj.Pipeline(f).realize([6, 4, 4])
+    np.testing.assert_allclose(out[0], a * 2, rtol=1e-6)
+    np.testing.assert_allclose(out[1], a + 1, rtol=1e-6)
+    np.testing.assert_allclose(out[2], -a, rtol=1e-6)
+    np.testing.assert_allclose(out[3], -a, rtol=1e-6)  # past the end: the last value

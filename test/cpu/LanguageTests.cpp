@@ -297,6 +297,75 @@ TEST_CASE("lerp of integers is Halide's: exact, rounded, with weights that are f
   CHECK_THROWS_WITH(lerp(ua(x), ub(x), 1.5f), Catch::Contains("outside [0, 1]"));
 }
 
+TEST_CASE("Chained selects, selects of Tuples, mux and likely, as Halide writes them", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(37, 5);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), c("c");
+  Func red("red"), green("green"), blue("blue");
+  red(x, y) = in(x, y) * 2.0f;
+  green(x, y) = in(x, y) + 1.0f;
+  blue(x, y) = -in(x, y);
+  auto reference = [&](const std::vector<int> &p) -> float {
+    const float v = input(p[0], p[1]);
+    return p[2] == 0 ? v * 2.0f : p[2] == 1 ? v + 1.0f : -v; // an index past the end: the last value
+  };
+  for (bool vectorize : {false, true}) {
+    INFO((vectorize ? "vectorized, unrolled over c" : "scalar"));
+    Func chained("chained"), muxed("muxed");
+    chained(x, y, c) = select(c == 0, red(x, y), c == 1, green(x, y), blue(x, y));
+    muxed(x, y, c) = mux(c, {red(x, y), green(x, y), blue(x, y)});
+    if (vectorize)
+      for (Func f : {chained, muxed})
+        f.bound(c, 0, 4).reorder(c, x, y).unroll(c).vectorize(x, 8);
+    check_against(Pipeline(chained).realize<float>({37, 5, 4}), reference);
+    check_against(Pipeline(muxed).realize<float>({37, 5, 4}), reference);
+  }
+  // Values of mixed types meet as select's do; a narrow index reaches every value of a long list,
+  // and indices out of range take the last.
+  Func mixed("mixed"), wide("wide");
+  mixed(x) = select(x < 3, 1, x < 6, 2.5f, cast<double>(x));
+  check_against(Pipeline(mixed).realize<double>({9}), [](const std::vector<int> &p) {
+    return p[0] < 3 ? 1.0 : p[0] < 6 ? 2.5 : double(p[0]);
+  });
+  std::vector<Expr> values;
+  for (int i = 0; i < 300; ++i)
+    values.push_back(Expr(i * 3 + 1));
+  wide(x) = mux(cast<uint16_t>(x - 2), values);
+  check_against(Pipeline(wide).realize<int>({310}), [](const std::vector<int> &p) {
+    const int index = uint16_t(p[0] - 2);
+    return index < 300 ? index * 3 + 1 : 299 * 3 + 1;
+  });
+  // A select of Tuples: the argmin of each row, first index on ties, as an update.
+  RDom r(0, 37, "r");
+  Func best("best");
+  best(y) = Tuple(0, in(0, y));
+  best(y) = select(in(r, y) < best(y)[1], Tuple(r.x, in(r, y)), Tuple(best(y)));
+  Buffer<int> where(5);
+  Buffer<float> least(5);
+  Pipeline(best).realize({where, least});
+  for (int row = 0; row < 5; ++row) {
+    int k = 0;
+    for (int i = 1; i < 37; ++i)
+      if (input(i, row) < input(k, row))
+        k = i;
+    CHECK(where(row) == k);
+    CHECK(least(row) == input(k, row));
+  }
+  // likely is a hint: its value is its argument.
+  Func hinted("hinted");
+  hinted(x) = in(clamp(likely(x), 0, 36), 0);
+  check_against(Pipeline(hinted).realize<float>({40}), [&](const std::vector<int> &p) {
+    return input(std::min(p[0], 36), 0);
+  });
+  REQUIRE_THROWS_WITH(select(x > 0, Tuple(x, x), Tuple(x, x, x)), Catch::Contains("2 and 3 values"));
+  REQUIRE_THROWS_WITH(mux(Expr(1.5f), {Expr(1), Expr(2)}), Catch::Contains("index must be an integer"));
+  REQUIRE_THROWS_WITH(mux(x, {}), Catch::Contains("at least one value"));
+}
+
 TEST_CASE("abs and absd of integers are unsigned and never overflow", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
