@@ -158,6 +158,8 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
                               *BitwiseNot = "bitwise_not", *ShiftLeft = "shift_left", *ShiftRight = "shift_right",
                               *Reinterpret = "reinterpret", *IsNan = "is_nan", *IsInf = "is_inf",
                               *IsFinite = "is_finite";
+  /// undef(): a whole value of a definition that stores nothing (see is_undef).
+  static constexpr const char *Undef = "undef";
   /// print_when(): named Print + ":" + its format, the text with PrintPlaceholder for each value
   /// (doubled where the text has it); args are the condition, then the values, the first of
   /// which is the call's value.
@@ -167,6 +169,7 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
   /// nothing unless the other side is newer (dirty); the dirty marks follow a side's writes.
   static constexpr const char *CopyToHost = "copy_to_host", *CopyToDevice = "copy_to_device",
                               *SetHostDirty = "set_host_dirty", *SetDeviceDirty = "set_device_dirty";
+  bool is_undef() const { return call_type == Intrinsic && name == Undef; }
   bool is_print() const { return call_type == Intrinsic && name.rfind(std::string(Print) + ":", 0) == 0; }
   std::string print_format() const { return name.substr(std::char_traits<char>::length(Print) + 1); }
   Call(Type t, std::string n, std::vector<Expr> a, CallType ct)

@@ -284,6 +284,11 @@ Expr mux(Expr id, const std::vector<Expr> &values) {
   return result;
 }
 
+Expr undef(Type t) {
+  check_supported(t, "undef of " + to_string(t));
+  return Call::make(t, Call::Undef, {}, Call::Intrinsic);
+}
+
 Expr likely(Expr e) {
   requireDefined(e, "likely");
   return e;

@@ -5,6 +5,7 @@
 #include "ir/IREquality.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lang/Function.h"
@@ -128,9 +129,35 @@ std::string letPrefix(const std::string &stageName, size_t i, size_t count) {
   return count == 1 ? stageName : stageName + ".v" + std::to_string(i);
 }
 
+bool containsUndef(const Expr &e) {
+  struct Finder : IRVisitor {
+    bool Found = false;
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+      Found = Found || op->is_undef();
+      IRVisitor::visit(op);
+    }
+  } finder;
+  e.accept(&finder);
+  return finder.Found;
+}
+
+// undef() stores nothing, so it has no value to compute with: it is a whole value or nothing.
+// (The values are checked after common subexpression elimination, which makes them trees.)
+void checkUndefPlacement(const std::string &stageName, const std::vector<Expr> &args, const std::vector<Expr> &values) {
+  for (const Expr &value : values)
+    if (const Call *call = value.as<Call>(); !(call && call->is_undef()) && containsUndef(value))
+      throw CompileError(stageName + ": undef() may only be a whole value of a definition, not part of " +
+                         ir::to_string(value));
+  for (const Expr &arg : args)
+    if (containsUndef(arg))
+      throw CompileError(stageName + ": undef() may not be an argument of a definition (" + ir::to_string(arg) + ")");
+}
+
 void definePure(FunctionContents &f, const std::vector<Expr> &args, std::vector<Expr> values) {
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = common_subexpression_elimination(values[i], letPrefix(f.name + ".s0", i, values.size()));
+  checkUndefPlacement("Func " + f.name, {}, values);
   std::vector<std::string> names;
   for (const Expr &arg : args)
     names.push_back(arg.as<Variable>()->name);
@@ -163,9 +190,11 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
                        " dimensions but update " + stageName + " gives " + std::to_string(args.size()) + " arguments");
   for (size_t i = 0; i < args.size(); ++i)
     args[i] = integerArgument(args[i], f->name, i);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = common_subexpression_elimination(values[i], letPrefix(stageName, i, values.size()));
+  checkUndefPlacement("update " + stageName + " of Func " + f->name, args, values);
   for (size_t i = 0; i < values.size(); ++i) {
     Expr &value = values[i];
-    value = common_subexpression_elimination(value, letPrefix(stageName, i, values.size()));
     const Type type = f->types[i];
     if (value.type() != type) {
       bool literal = (value.as<IntImm>() && value.type() == Int(32)) || value.as<FloatImm>();
@@ -257,18 +286,19 @@ std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e) {
   return finder.Found;
 }
 
-std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e) {
+std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e, int valueIndex) {
   struct Finder : IRVisitor {
     const std::string &Func;
+    const int ValueIndex;
     std::vector<std::vector<Expr>> Calls;
-    explicit Finder(const std::string &f) : Func(f) {}
+    Finder(const std::string &f, int v) : Func(f), ValueIndex(v) {}
     using IRVisitor::visit;
     void visit(const Call *op) override {
-      if (op->call_type == Call::Halide && op->name == Func)
+      if (op->call_type == Call::Halide && op->name == Func && (ValueIndex < 0 || op->value_index == ValueIndex))
         Calls.push_back(op->args);
       IRVisitor::visit(op);
     }
-  } finder(func);
+  } finder(func, valueIndex);
   if (e.defined())
     e.accept(&finder);
   return finder.Calls;

@@ -138,8 +138,9 @@ Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappe
 std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e);
 
 /// The argument lists of every call of the Func named `func` in `e` (an update's reads of the
-/// Func it updates), in the variables `e` names.
-std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e);
+/// Func it updates), in the variables `e` names; only those of value `valueIndex` where it is not
+/// negative.
+std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e, int valueIndex = -1);
 
 } // namespace ptxjit
 

@@ -4,6 +4,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Substitute.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -63,28 +64,37 @@ std::set<std::string> sourceRVars(const std::string &loop, const StageSchedule &
   return result;
 }
 
+bool isUndef(const Expr &e) {
+  const auto *call = e.as<Call>();
+  return call && call->is_undef();
+}
+
 struct Update {
   const std::string &func;
   const Definition &definition;
   std::set<std::string> rvars;
   std::map<std::string, Expr> lets; // around the values, from common subexpression elimination
   std::vector<Expr> bodies;         // the values inside them
-  std::vector<std::vector<Expr>> selfCalls; // in the values and in the arguments, lets substituted
+  // Reads of the values the update writes (not those it leaves undef(), which stay as they were
+  // throughout it), in the values and in the arguments, lets substituted.
+  std::vector<std::vector<Expr>> selfCalls;
 
   Update(const std::string &f, const Definition &d) : func(f), definition(d) {
     for (const ReductionVariable &rv : d.rdom->domain)
       rvars.insert(rv.var);
-    for (const Expr &value : d.values) {
+    for (const Expr &value : d.values)
       bodies.push_back(peel_lets(value, lets));
-      for (std::vector<Expr> &call : calls_to(f, value))
-        selfCalls.push_back(std::move(call));
-    }
-    for (const Expr &arg : d.args)
-      for (std::vector<Expr> &call : calls_to(f, arg))
-        selfCalls.push_back(std::move(call));
+    std::vector<Expr> readers = d.values;
+    readers.insert(readers.end(), d.args.begin(), d.args.end());
     if (d.predicate.defined())
-      for (std::vector<Expr> &call : calls_to(f, d.predicate))
-        selfCalls.push_back(std::move(call));
+      readers.push_back(d.predicate);
+    for (size_t written = 0; written < d.values.size(); ++written) {
+      if (isUndef(d.values[written]))
+        continue;
+      for (const Expr &e : readers)
+        for (std::vector<Expr> &call : calls_to(f, e, static_cast<int>(written)))
+          selfCalls.push_back(std::move(call));
+    }
     for (std::vector<Expr> &call : selfCalls)
       for (Expr &arg : call)
         arg = substitute(lets, arg);
@@ -124,9 +134,9 @@ struct Update {
     return true;
   }
 
-  // Whether the order of the iterations cannot change the result: each value is f(L)[i] op e with
-  // a commutative and associative op (or -, whose terms commute), e not reading f; or the values
-  // read neither f nor the RVars.
+  // Whether the order of the iterations cannot change the result: each value written is
+  // f(L)[i] op e with a commutative and associative op (or -, whose terms commute), e not reading
+  // the values written; or the values read neither those nor the RVars.
   bool orderIndependent() const {
     if (selfCalls.empty()) {
       for (const Expr &value : definition.values)
@@ -134,10 +144,11 @@ struct Update {
           return false;
       return true;
     }
-    if (selfCalls.size() != bodies.size())
+    if (selfCalls.size() != static_cast<size_t>(std::count_if(bodies.begin(), bodies.end(),
+                                                               [](const Expr &b) { return !isUndef(b); })))
       return false;
     for (size_t i = 0; i < bodies.size(); ++i)
-      if (!accumulates(bodies[i], i))
+      if (!isUndef(bodies[i]) && !accumulates(bodies[i], i))
         return false;
     return true;
   }

@@ -74,6 +74,12 @@ Tuple select_values(Expr condition, const Tuple &true_value, const Tuple &false_
 /// mux(id, {v0, v1, ...}): the value at index `id` (an integer), the last one where `id` is out of
 /// range, as in Halide: `rgb(x, y, c) = mux(c, {r(x, y), g(x, y), b(x, y)})`.
 Expr mux(Expr id, const std::vector<Expr> &values);
+/// A value of type t that a definition leaves as it was, as in Halide: `f(x) = undef<int>()` stores
+/// nothing (the updates define f; reading a point none of them wrote is undefined), and
+/// `f(r) = Tuple(undef<float>(), f(r)[1] + 1)` updates only the second value. Only a whole value
+/// of a definition may be undef.
+Expr undef(Type t);
+template <typename T> Expr undef() { return undef(type_of<T>()); }
 /// `e` itself. Halide's hints for loop partitioning, which ptxjit does not do.
 Expr likely(Expr e);
 Expr likely_if_innermost(Expr e);

@@ -261,6 +261,7 @@ void bind_expr(nb::module_ &m) {
   });
   m.def("mux", [](nb::handle id, nb::handle values) { return mux(to_expr(id), to_exprs(values)); });
   m.def("likely", [](nb::handle e) { return likely(to_expr(e)); });
+  m.def("undef", [](Type t) { return undef(t); });
   m.def("min", [](nb::args values) { return minOrMax(values, true); });
   m.def("max", [](nb::args values) { return minOrMax(values, false); });
   m.def("clamp", [](nb::handle v, nb::handle lo, nb::handle hi) { return clamp(to_expr(v), to_expr(lo), to_expr(hi)); });

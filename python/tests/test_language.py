@@ -312,3 +312,18 @@ def test_mux_and_likely():
     np.testing.assert_allclose(out[1], a + 1, rtol=1e-6)
     np.testing.assert_allclose(out[2], -a, rtol=1e-6)
     np.testing.assert_allclose(out[3], -a, rtol=1e-6)  # past the end: the last value
+
+
+def test_undef_leaves_a_value_unwritten():
+    x = pj.Var("x")
+    r = pj.RDom([(2, 30)], "r")
+    fib = pj.Func("fib")
+    fib[x] = pj.undef(pj.Int(32))
+    fib[0] = 0
+    fib[1] = 1
+    fib[r] = fib[r - 1] + fib[r - 2]
+    out = pj.Pipeline(fib).realize([32])
+    expected = [0, 1]
+    for _ in range(30):
+        expected.append(expected[-1] + expected[-2])
+    np.testing.assert_array_equal(out, expected)

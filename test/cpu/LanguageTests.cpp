@@ -366,6 +366,78 @@ TEST_CASE("Chained selects, selects of Tuples, mux and likely, as Halide writes 
   REQUIRE_THROWS_WITH(mux(x, {}), Catch::Contains("at least one value"));
 }
 
+TEST_CASE("undef() leaves a value as it was: pure definitions that store nothing, Tuple updates of one value",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  Var x("x"), xo("xo"), xi("xi");
+  SECTION("Fibonacci without initializing the buffer first") {
+    Func fib("fib");
+    RDom r(2, 98, "r");
+    fib(x) = undef<int>();
+    fib(0) = 0;
+    fib(1) = 1;
+    fib(r) = fib(r - 1) + fib(r - 2);
+    Buffer<int> out = Pipeline(fib).realize<int>({100});
+    std::vector<int> expected{0, 1};
+    for (int i = 2; i < 100; ++i)
+      expected.push_back(int(uint32_t(expected[i - 1]) + uint32_t(expected[i - 2])));
+    check_against(out, [&](const std::vector<int> &p) { return expected[p[0]]; });
+  }
+  SECTION("two values updated in turn, each update leaving the other as it was") {
+    ImageParam in(Float(32), 1, "in");
+    Buffer<float> input(100);
+    fill_random(input, seed);
+    in.set(input);
+    RDom r(0, 100, "r");
+    Expr left = max(r - 1, 0), right = min(r + 1, 99);
+    for (bool vectorize : {false, true}) {
+      INFO((vectorize ? "vectorized, parallel" : "serial"));
+      Func pingPong("ping_pong");
+      pingPong(x) = Tuple(undef<float>(), in(x));
+      for (int i = 0; i < 3; ++i) {
+        // Each reads the other value at r's neighbours, written by the previous update: every
+        // point depends on no other point of the value it writes, so its loop may be parallel.
+        pingPong(r) = Tuple(pingPong(left)[1] + pingPong(r)[1] + pingPong(right)[1], undef<float>());
+        pingPong(r) = Tuple(undef<float>(), pingPong(left)[0] * 0.5f + pingPong(right)[0] * 0.25f);
+      }
+      if (vectorize)
+        for (int u = 0; u < 6; ++u)
+          pingPong.update(u).split(r, xo, xi, 8).vectorize(xi).parallel(xo);
+      Buffer<float> first(100), second(100);
+      Pipeline(pingPong).realize({first, second});
+      std::vector<float> a(100), b(input.data(), input.data() + 100);
+      for (int i = 0; i < 3; ++i) {
+        std::vector<float> nextA(100), nextB(100);
+        for (int k = 0; k < 100; ++k)
+          nextA[k] = b[std::max(k - 1, 0)] + b[k] + b[std::min(k + 1, 99)];
+        a = nextA;
+        for (int k = 0; k < 100; ++k)
+          nextB[k] = a[std::max(k - 1, 0)] * 0.5f + a[std::min(k + 1, 99)] * 0.25f;
+        b = nextB;
+      }
+      check_against(first, [&](const std::vector<int> &p) { return a[p[0]]; });
+      check_against(second, [&](const std::vector<int> &p) { return b[p[0]]; });
+    }
+  }
+  SECTION("undef() is a whole value of a definition, and a Func that only undef defines is not read") {
+    Func f("f"), g("g"), h("h"), pair("pair"), reader("reader");
+    REQUIRE_THROWS_WITH(f(x) = undef<int>() + 1, Catch::Contains("f") && Catch::Contains("whole value"));
+    g(x) = x;
+    REQUIRE_THROWS_WITH(g(undef<int>()) = 1, Catch::Contains("argument"));
+    REQUIRE_THROWS_WITH(g(x) = undef<float>(), Catch::Contains("type int32") && Catch::Contains("float32"));
+    h(x) = undef<int>();
+    reader(x) = h(x) + 1;
+    REQUIRE_THROWS_WITH(Pipeline(reader).compile_jit(Target("host")),
+                        Catch::Contains("Func h is read") && Catch::Contains("undef"));
+    // The other value of a Tuple is read as usual.
+    pair(x) = Tuple(undef<int>(), x * 3);
+    Func second("second");
+    second(x) = pair(x)[1];
+    check_against(Pipeline(second).realize<int>({9}), [](const std::vector<int> &p) { return p[0] * 3; });
+  }
+}
+
 TEST_CASE("abs and absd of integers are unsigned and never overflow", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);

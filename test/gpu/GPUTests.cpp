@@ -1373,6 +1373,38 @@ TEST_CASE("A bilateral grid under Halide's GPU schedule: a histogram at float-co
   check_against(out, [&](const std::vector<int> &p) { return BilateralGridProgram::reference(image, p[0], p[1]); });
 }
 
+TEST_CASE("undef() on the GPU: a Tuple's values updated in turn by kernels over an RVar", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 1, "in");
+  Buffer<float> input(1000);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x");
+  RVar ro("ro"), ri("ri");
+  RDom r(0, 1000, "r");
+  Expr left = max(r - 1, 0), right = min(r + 1, 999);
+  Func pingPong("ping_pong");
+  pingPong(x) = Tuple(undef<float>(), in(x));
+  pingPong(r) = Tuple(pingPong(left)[1] + pingPong(r)[1] + pingPong(right)[1], undef<float>());
+  pingPong(r) = Tuple(undef<float>(), pingPong(left)[0] * 0.5f + pingPong(right)[0] * 0.25f);
+  pingPong.gpu_tile(x, ri, 64);
+  pingPong.update(0).gpu_tile(r, ro, ri, 64);
+  pingPong.update(1).gpu_tile(r, ro, ri, 64);
+  Buffer<float> first(1000), second(1000);
+  onGPU(pingPong).realize({first, second});
+  copy_to_host(first);
+  copy_to_host(second);
+  std::vector<float> a(1000), b(1000);
+  for (int k = 0; k < 1000; ++k)
+    a[k] = input(std::max(k - 1, 0)) + input(k) + input(std::min(k + 1, 999));
+  for (int k = 0; k < 1000; ++k)
+    b[k] = a[std::max(k - 1, 0)] * 0.5f + a[std::min(k + 1, 999)] * 0.25f;
+  check_against(first, [&](const std::vector<int> &p) { return a[p[0]]; });
+  check_against(second, [&](const std::vector<int> &p) { return b[p[0]]; });
+}
+
 TEST_CASE("Tuples on the GPU: an argmin reduction per column and a Tuple output into two buffers", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();
