@@ -194,22 +194,32 @@ private:
     return &it->second.value;
   }
 
-  // `e` with the lets it names written out, through lets in their values, a few levels deep.
-  Expr expandLets(const Expr &e, int depth = 0) {
+  // `e` with the lets it names written out, through lets in their values, a few levels deep; an
+  // undefined Expr where that passes MaxExpandedLetNodes nodes. The budget is spent as it is
+  // written: lets that each name the one before twice would write out 2^depth copies (a pyramid
+  // of upsampled and downsampled stages).
+  Expr expandLets(const Expr &e) {
+    int budget = MaxExpandedLetNodes;
+    Expr expanded = expandLets(e, 0, budget);
+    return budget < 0 ? Expr() : expanded;
+  }
+  Expr expandLets(const Expr &e, int depth, int &budget) {
     class Expander : public IRMutator {
     public:
-      Expander(Simplifier &s, int depth) : S(s), Depth(depth) {}
+      Expander(Simplifier &s, int depth, int &budget) : S(s), Depth(depth), Budget(budget) {}
+      Expr mutate(const Expr &e) override { return --Budget < 0 ? e : IRMutator::mutate(e); }
 
     private:
       Simplifier &S;
       int Depth;
+      int &Budget;
       using IRMutator::visit;
       Expr visit(const Variable *op) override {
         const Expr *value = Depth < 8 ? S.letValue(Expr(op)) : nullptr;
-        return value ? S.expandLets(*value, Depth + 1) : Expr(op);
+        return value ? S.expandLets(*value, Depth + 1, Budget) : Expr(op);
       }
     };
-    return Expander(*this, depth).mutate(e);
+    return Expander(*this, depth, budget).mutate(e);
   }
   // The ranges of the loop variables around the code being simplified, where constant, and of
   // the integer lets whose values those ranges bound to constants: a comparison that holds (or
@@ -293,7 +303,7 @@ private:
       if (coefficient == 0)
         continue;
       Expr e = expandLets(term);
-      if (has_more_nodes_than(e, MaxExpandedLetNodes))
+      if (!e.defined())
         return;
       deep.add(e.same_as(term) ? e : mutate(e), coefficient);
     }

@@ -684,6 +684,11 @@ Stage &Stage::vectorize(const VarOrRVar &var, int factor, TailStrategy tail) {
   split(var, var, inner, factor, tail);
   return vectorize(inner);
 }
+Stage &Stage::parallel(const VarOrRVar &var, Expr task_size, TailStrategy tail) {
+  Var inner(freshLoopName(schedule(), var.name() + "_pi"));
+  split(var, var, inner, std::move(task_size), tail);
+  return parallel(var);
+}
 Stage &Stage::unroll(const VarOrRVar &var, int factor, TailStrategy tail) {
   Var inner(freshLoopName(schedule(), var.name() + "_ui"));
   split(var, var, inner, factor, tail);
@@ -885,6 +890,10 @@ Func &Func::tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, co
 }
 Func &Func::parallel(const VarOrRVar &var) {
   pureStage(Contents, "parallel").parallel(var);
+  return *this;
+}
+Func &Func::parallel(const VarOrRVar &var, Expr task_size, TailStrategy tail) {
+  pureStage(Contents, "parallel").parallel(var, std::move(task_size), tail);
   return *this;
 }
 Func &Func::serial(const VarOrRVar &var) {

@@ -77,6 +77,8 @@ public:
   Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
               Expr yfactor, TailStrategy tail = TailStrategy::Auto);
   Stage &parallel(const VarOrRVar &var);
+  /// Splits var into tasks of `task_size` iterations and runs the tasks in parallel.
+  Stage &parallel(const VarOrRVar &var, Expr task_size, TailStrategy tail = TailStrategy::Auto);
   Stage &serial(const VarOrRVar &var);
   Stage &vectorize(const VarOrRVar &var);
   Stage &vectorize(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);
@@ -221,6 +223,7 @@ public:
   Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor,
              Expr yfactor, TailStrategy tail = TailStrategy::Auto);
   Func &parallel(const VarOrRVar &var);
+  Func &parallel(const VarOrRVar &var, Expr task_size, TailStrategy tail = TailStrategy::Auto);
   Func &serial(const VarOrRVar &var);
   Func &vectorize(const VarOrRVar &var);
   Func &vectorize(const VarOrRVar &var, int factor, TailStrategy tail = TailStrategy::Auto);

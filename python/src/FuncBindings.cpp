@@ -79,7 +79,12 @@ template <typename T> void bindLoopSchedules(nb::class_<T> &c) {
                              : s.tile(v[0], v[1], v[2], v[3], v[4], v[5], sizes[0], sizes[1], tail);
       },
       nb::arg("args"), nb::kw_only(), nb::arg("tail") = TailStrategy::Auto);
-  c.def("parallel", [](T &s, nb::handle var) { return s.parallel(loopVariable(var)); }, nb::arg("var"));
+  c.def(
+      "parallel",
+      [](T &s, nb::handle var, nb::handle task_size, TailStrategy tail) {
+        return task_size.is_none() ? s.parallel(loopVariable(var)) : s.parallel(loopVariable(var), to_expr(task_size), tail);
+      },
+      nb::arg("var"), nb::arg("task_size") = nb::none(), nb::arg("tail") = TailStrategy::Auto);
   c.def("serial", [](T &s, nb::handle var) { return s.serial(loopVariable(var)); }, nb::arg("var"));
   c.def(
       "vectorize",
