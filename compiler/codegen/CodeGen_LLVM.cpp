@@ -523,7 +523,7 @@ llvm::Value *CodeGen_LLVM::call_math(const std::string &name, Type t, const std:
       {"trunc", llvm::Intrinsic::trunc}, {"fabs", llvm::Intrinsic::fabs}};
   // No LLVM intrinsic: the C library's, one lane at a time.
   static const std::set<std::string> libm = {"tanh", "tan",  "asin",  "acos",  "atan", "atan2",
-                                             "sinh", "cosh", "asinh", "acosh", "atanh"};
+                                             "sinh", "cosh", "asinh", "acosh", "atanh", "erf"};
   llvm::Type *type = llvm_type_of(t);
   if (auto it = intrinsics.find(name); it != intrinsics.end())
     return Builder->CreateIntrinsic(it->second, {type}, args);
@@ -572,6 +572,12 @@ llvm::Value *CodeGen_LLVM::call_intrinsic(const std::string &name, Type t, const
     return Builder->CreateXor(args[0], args[1]);
   if (name == Call::BitwiseNot)
     return Builder->CreateNot(args[0]);
+  if (name == Call::Popcount)
+    return Builder->CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, args[0]);
+  if (name == Call::CountLeadingZeros || name == Call::CountTrailingZeros)
+    // Zero is not poison: it has the type's width of zeros.
+    return Builder->CreateBinaryIntrinsic(name == Call::CountLeadingZeros ? llvm::Intrinsic::ctlz : llvm::Intrinsic::cttz,
+                                          args[0], Builder->getFalse());
   PTXJIT_INTERNAL_ASSERT(name == Call::ShiftLeft || name == Call::ShiftRight, "codegen: unknown intrinsic " + name);
   // LLVM's shifts are poison from the width up; the language's shift every bit out there, and a
   // negative signed amount shifts the other way. The shift itself always gets an amount inside

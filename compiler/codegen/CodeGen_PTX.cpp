@@ -312,7 +312,7 @@ llvm::Value *CodeGen_PTX::call_math(const std::string &name, Type t, const std::
       {"cos", "cos"},     {"tanh", "tanh"},   {"floor", "floor"}, {"ceil", "ceil"},   {"round", "rint"},
       {"trunc", "trunc"}, {"fabs", "fabs"},   {"tan", "tan"},     {"asin", "asin"},   {"acos", "acos"},
       {"atan", "atan"},   {"atan2", "atan2"}, {"sinh", "sinh"},   {"cosh", "cosh"},   {"asinh", "asinh"},
-      {"acosh", "acosh"}, {"atanh", "atanh"}};
+      {"acosh", "acosh"}, {"atanh", "atanh"}, {"erf", "erf"}};
   auto it = names.find(name);
   PTXJIT_INTERNAL_ASSERT(it != names.end(), "PTX codegen: unknown math function " + name);
   PTXJIT_INTERNAL_ASSERT(t.bits == 32 || t.bits == 64, "PTX codegen: " + name + " of " + to_string(t));

@@ -1,5 +1,7 @@
 #include "Constants.h"
 
+#include <bit>
+
 namespace ptxjit::ir {
 
 Expr make_const(Type t, int64_t value) {
@@ -80,6 +82,15 @@ std::optional<Expr> fold_bitwise(const std::string &name, Type t, int64_t a, int
     value = a ^ b;
   else if (name == Call::BitwiseNot)
     value = ~a;
+  else if (name == Call::Popcount || name == Call::CountLeadingZeros || name == Call::CountTrailingZeros) {
+    const uint64_t bitsOfType = bits == 64 ? uint64_t(a) : uint64_t(a) & ((uint64_t(1) << bits) - 1);
+    if (name == Call::Popcount)
+      value = std::popcount(bitsOfType);
+    else if (bitsOfType == 0)
+      value = bits;
+    else
+      value = name == Call::CountLeadingZeros ? std::countl_zero(bitsOfType) - (64 - bits) : std::countr_zero(bitsOfType);
+  }
   else if (name == Call::ShiftLeft)
     value = negative ? shiftRight(magnitude) : shiftLeft(magnitude);
   else if (name == Call::ShiftRight)

@@ -22,10 +22,11 @@ bool is_const(const Expr &e);
 bool is_const_zero(const Expr &e);
 bool is_const_one(const Expr &e);
 
-/// The value of a scalar bitwise or shift intrinsic (Call::BitwiseAnd ... Call::ShiftRight) of
-/// integer type `t` on constant operands, with the language's semantics (a negative signed
-/// amount shifts the other way; amounts from the width up shift every bit out), or nothing
-/// where `name` is not one of them. `b` is ignored by Call::BitwiseNot.
+/// The value of a scalar bitwise, shift or bit-counting intrinsic (Call::BitwiseAnd ...
+/// Call::CountTrailingZeros) of integer type `t` on constant operands, with the language's
+/// semantics (a negative signed amount shifts the other way; amounts from the width up shift
+/// every bit out), or nothing where `name` is not one of them. The one-operand intrinsics
+/// (Call::BitwiseNot and the counts) ignore `b`.
 std::optional<Expr> fold_bitwise(const std::string &name, Type t, int64_t a, int64_t b);
 
 } // namespace ptxjit::ir

@@ -157,7 +157,8 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
   static constexpr const char *BitwiseAnd = "bitwise_and", *BitwiseOr = "bitwise_or", *BitwiseXor = "bitwise_xor",
                               *BitwiseNot = "bitwise_not", *ShiftLeft = "shift_left", *ShiftRight = "shift_right",
                               *Reinterpret = "reinterpret", *IsNan = "is_nan", *IsInf = "is_inf",
-                              *IsFinite = "is_finite";
+                              *IsFinite = "is_finite", *Popcount = "popcount",
+                              *CountLeadingZeros = "count_leading_zeros", *CountTrailingZeros = "count_trailing_zeros";
   /// undef(): a whole value of a definition that stores nothing (see is_undef).
   static constexpr const char *Undef = "undef";
   /// print_when(): named Print + ":" + its format, the text with PrintPlaceholder for each value
@@ -185,6 +186,12 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
                    std::shared_ptr<FunctionContents> func = nullptr,
                    std::shared_ptr<ParameterContents> param = nullptr, int value_index = 0);
 };
+
+/// Whether `e` is undef(): a value that a definition leaves as it was.
+inline bool is_undef(const Expr &e) {
+  const Call *call = e.as<Call>();
+  return call && call->is_undef();
+}
 
 struct Let : ExprNode<Let, IRNodeType::Let> {
   Let(Type t, std::string n, Expr v, Expr b)

@@ -153,6 +153,34 @@ Expr operator%(Expr a, Expr b) {
   matchTypes(a, b, "%");
   return Mod::make(a, b);
 }
+Expr div_round_to_zero(Expr x, Expr y) {
+  matchTypes(x, y, "div_round_to_zero");
+  const Type t = x.type();
+  if (!t.is_int() && !t.is_uint())
+    throw CompileError("div_round_to_zero of " + to_string(t) + ": the operands must be integers");
+  if (t.is_uint())
+    return Div::make(x, y);
+  // The Euclidean quotient is one step further from zero where x is negative and not a multiple.
+  Expr zero = make_zero(t), one = make_one(t);
+  Expr awayFromZero = And::make(LT::make(x, zero), NE::make(Mod::make(x, y), zero));
+  Expr quotient = Div::make(x, y);
+  return Select::make(awayFromZero, Add::make(quotient, Select::make(LT::make(y, zero), Sub::make(zero, one), one)),
+                      quotient);
+}
+Expr mod_round_to_zero(Expr x, Expr y) {
+  matchTypes(x, y, "mod_round_to_zero");
+  const Type t = x.type();
+  if (!t.is_int() && !t.is_uint())
+    throw CompileError("mod_round_to_zero of " + to_string(t) + ": the operands must be integers");
+  if (t.is_uint())
+    return Mod::make(x, y);
+  // The Euclidean remainder is in [0, |y|); rounding toward zero, it takes the sign of x.
+  Expr zero = make_zero(t);
+  Expr remainder = Mod::make(x, y);
+  Expr awayFromZero = And::make(LT::make(x, zero), NE::make(remainder, zero));
+  return Select::make(awayFromZero,
+                      Select::make(LT::make(y, zero), Add::make(remainder, y), Sub::make(remainder, y)), remainder);
+}
 Expr operator-(Expr a) {
   requireDefined(a, "unary -");
   Type t = a.type();
@@ -212,6 +240,22 @@ Expr operator~(Expr a) {
   Type t = a.type();
   return Call::make(t, Call::BitwiseNot, {std::move(a)}, Call::Intrinsic);
 }
+
+namespace {
+
+Expr bitCount(const char *name, Expr x) {
+  requireDefined(x, name);
+  const Type t = x.type();
+  if (!t.is_int() && !t.is_uint())
+    throw CompileError(std::string(name) + " of " + to_string(t) + ": the argument must be an integer");
+  return Call::make(t, name, {std::move(x)}, Call::Intrinsic);
+}
+
+} // namespace
+
+Expr popcount(Expr x) { return bitCount(Call::Popcount, std::move(x)); }
+Expr count_leading_zeros(Expr x) { return bitCount(Call::CountLeadingZeros, std::move(x)); }
+Expr count_trailing_zeros(Expr x) { return bitCount(Call::CountTrailingZeros, std::move(x)); }
 
 Expr min(Expr a, Expr b) {
   matchTypes(a, b, "min");
@@ -431,6 +475,33 @@ Expr atan2(Expr y, Expr x) { return mathCall2("atan2", std::move(y), std::move(x
 Expr fast_pow(Expr x, Expr y) { return pow(std::move(x), std::move(y)); }
 Expr fast_exp(Expr x) { return exp(std::move(x)); }
 Expr fast_log(Expr x) { return log(std::move(x)); }
+Expr fast_sin(Expr x) { return sin(std::move(x)); }
+Expr fast_cos(Expr x) { return cos(std::move(x)); }
+Expr erf(Expr x) { return mathCall("erf", std::move(x)); }
+Expr hypot(Expr x, Expr y) {
+  x = toFloat(std::move(x), "hypot");
+  y = toFloat(std::move(y), "hypot");
+  matchTypes(x, y, "hypot");
+  return sqrt(x * x + y * y);
+}
+Expr fract(Expr x) {
+  x = toFloat(std::move(x), "fract");
+  return x - trunc(x);
+}
+Expr fast_inverse(Expr x) {
+  x = toFloat(std::move(x), "fast_inverse");
+  return make_one(x.type()) / x;
+}
+Expr fast_inverse_sqrt(Expr x) {
+  x = toFloat(std::move(x), "fast_inverse_sqrt");
+  return make_one(x.type()) / sqrt(x);
+}
+Expr unsafe_promise_clamped(Expr value, Expr min, Expr max) {
+  requireDefined(value, "unsafe_promise_clamped");
+  requireDefined(min, "unsafe_promise_clamped");
+  requireDefined(max, "unsafe_promise_clamped");
+  return clamp(std::move(value), std::move(min), std::move(max));
+}
 
 namespace {
 

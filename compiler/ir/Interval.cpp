@@ -344,6 +344,10 @@ private:
       Result = {simplify(Sub::make(top, a.max)), simplify(Sub::make(top, a.min))};
       return true;
     }
+    if (op->name == Call::Popcount || op->name == Call::CountLeadingZeros || op->name == Call::CountTrailingZeros) {
+      Result = {zero, make_const(t.element_of(), int64_t(t.bits))};
+      return true;
+    }
     if (op->args.size() != 2)
       return false; // reinterpret: bounded by its type
     Interval a = of(op->args[0]), b = of(op->args[1]);

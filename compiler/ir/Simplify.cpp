@@ -723,7 +723,8 @@ private:
             {"asin", [](double v) { return std::asin(v); }},   {"acos", [](double v) { return std::acos(v); }},
             {"atan", [](double v) { return std::atan(v); }},   {"sinh", [](double v) { return std::sinh(v); }},
             {"cosh", [](double v) { return std::cosh(v); }},   {"asinh", [](double v) { return std::asinh(v); }},
-            {"acosh", [](double v) { return std::acosh(v); }}, {"atanh", [](double v) { return std::atanh(v); }}};
+            {"acosh", [](double v) { return std::acosh(v); }}, {"atanh", [](double v) { return std::atanh(v); }},
+            {"erf", [](double v) { return std::erf(v); }}};
         if (auto it = folds.find(call->name); it != folds.end())
           return make_const(call->type, it->second(*x));
       }

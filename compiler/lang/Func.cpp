@@ -146,7 +146,7 @@ bool containsUndef(const Expr &e) {
 // (The values are checked after common subexpression elimination, which makes them trees.)
 void checkUndefPlacement(const std::string &stageName, const std::vector<Expr> &args, const std::vector<Expr> &values) {
   for (const Expr &value : values)
-    if (const Call *call = value.as<Call>(); !(call && call->is_undef()) && containsUndef(value))
+    if (!is_undef(value) && containsUndef(value))
       throw CompileError(stageName + ": undef() may only be a whole value of a definition, not part of " +
                          ir::to_string(value));
   for (const Expr &arg : args)

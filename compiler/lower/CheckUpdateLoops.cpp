@@ -64,11 +64,6 @@ std::set<std::string> sourceRVars(const std::string &loop, const StageSchedule &
   return result;
 }
 
-bool isUndef(const Expr &e) {
-  const auto *call = e.as<Call>();
-  return call && call->is_undef();
-}
-
 struct Update {
   const std::string &func;
   const Definition &definition;
@@ -89,7 +84,7 @@ struct Update {
     if (d.predicate.defined())
       readers.push_back(d.predicate);
     for (size_t written = 0; written < d.values.size(); ++written) {
-      if (isUndef(d.values[written]))
+      if (is_undef(d.values[written]))
         continue;
       for (const Expr &e : readers)
         for (std::vector<Expr> &call : calls_to(f, e, static_cast<int>(written)))
@@ -145,10 +140,10 @@ struct Update {
       return true;
     }
     if (selfCalls.size() != static_cast<size_t>(std::count_if(bodies.begin(), bodies.end(),
-                                                               [](const Expr &b) { return !isUndef(b); })))
+                                                               [](const Expr &b) { return !is_undef(b); })))
       return false;
     for (size_t i = 0; i < bodies.size(); ++i)
-      if (!isUndef(bodies[i]) && !accumulates(bodies[i], i))
+      if (!is_undef(bodies[i]) && !accumulates(bodies[i], i))
         return false;
     return true;
   }

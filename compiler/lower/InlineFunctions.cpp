@@ -52,7 +52,7 @@ private:
     const auto *call = e.as<Call>();
     if (call->call_type != Call::Halide || call->name != F.name)
       return e;
-    if (const Call *value = F.init.values.at(call->value_index).as<Call>(); value && value->is_undef())
+    if (is_undef(F.init.values.at(call->value_index)))
       throw CompileError("Func " + F.name + " is read" +
                          (F.init.values.size() > 1 ? " at value " + std::to_string(call->value_index) : "") +
                          ", which its only definition leaves undef()");

@@ -149,21 +149,17 @@ private:
   // Every value is computed before any is stored: an update of a Tuple may read the others' old
   // values (f(x) = {f(x)[1], f(x)[0]} swaps them). A value that is undef() stores nothing.
   Stmt visit(const Provide *op) override {
-    auto isUndef = [](const Expr &value) {
-      const Call *call = value.as<Call>();
-      return call && call->is_undef();
-    };
     std::vector<Expr> args;
     for (const Expr &a : op->args)
       args.push_back(mutate(a));
-    if (std::all_of(op->values.begin(), op->values.end(), isUndef))
+    if (std::all_of(op->values.begin(), op->values.end(), [](const Expr &v) { return is_undef(v); }))
       return Evaluate::make(make_zero(Int(32)));
     if (op->values.size() == 1)
       return Store::make(op->name, mutate(op->values[0]), flatIndex(op->name, args), op->atomic);
     std::vector<Stmt> stores;
     std::vector<std::pair<std::string, Expr>> lets;
     for (size_t v = 0; v < op->values.size(); ++v) {
-      if (isUndef(op->values[v]))
+      if (is_undef(op->values[v]))
         continue;
       const std::string buffer = bufferOf(op->name, static_cast<int>(v));
       const std::string value = buffer + ".value" + std::to_string(TupleStores);

@@ -43,6 +43,17 @@ Expr operator^(Expr a, Expr b);
 Expr operator~(Expr a);
 Expr operator<<(Expr a, Expr b);
 Expr operator>>(Expr a, Expr b);
+/// The number of bits set in an integer, of the integer's type.
+Expr popcount(Expr x);
+/// The number of zero bits above (leading) or below (trailing) the highest or lowest set bit of
+/// an integer, of the integer's type; of zero, the type's width.
+Expr count_leading_zeros(Expr x);
+Expr count_trailing_zeros(Expr x);
+/// Integer division and remainder rounding toward zero, as in C (the operators round down:
+/// -7 / 2 is -4, div_round_to_zero(-7, 2) is -3 and mod_round_to_zero(-7, 2) is -1). A divisor
+/// of zero gives 0, as the operators do.
+Expr div_round_to_zero(Expr x, Expr y);
+Expr mod_round_to_zero(Expr x, Expr y);
 
 /// Writes `e` as PTXJIT_DEBUG=2 prints it, e.g. "((x + 1) * 2)".
 std::ostream &operator<<(std::ostream &out, const Expr &e);
@@ -137,6 +148,12 @@ Expr cosh(Expr x);
 Expr asinh(Expr x);
 Expr acosh(Expr x);
 Expr atanh(Expr x);
+/// sqrt(x * x + y * y).
+Expr hypot(Expr x, Expr y);
+/// x - trunc(x): the fractional part, with the sign of x.
+Expr fract(Expr x);
+/// The error function.
+Expr erf(Expr x);
 /// zero_val * (1 - weight) + one_val * weight, as Halide's: the weight is a float or an unsigned
 /// integer meaning a fraction of its type's range (255 is 1 for uint8); integer values (up to 32
 /// bits) interpolate exactly, rounded to nearest.
@@ -145,6 +162,14 @@ Expr lerp(Expr zero_val, Expr one_val, Expr weight);
 Expr fast_pow(Expr x, Expr y);
 Expr fast_exp(Expr x);
 Expr fast_log(Expr x);
+Expr fast_sin(Expr x);
+Expr fast_cos(Expr x);
+/// 1 / x and 1 / sqrt(x), which the GPU computes with its approximate reciprocal instructions.
+Expr fast_inverse(Expr x);
+Expr fast_inverse_sqrt(Expr x);
+/// `value`, which the caller promises lies in [min, max]: bounds inference takes that range. A
+/// broken promise clamps the value (in Halide it is undefined behavior).
+Expr unsafe_promise_clamped(Expr value, Expr min, Expr max);
 /// Tests of a float that hold whatever the optimizer assumes about NaN and infinity elsewhere.
 Expr is_nan(Expr x);
 Expr is_inf(Expr x);

@@ -261,6 +261,7 @@ void bind_expr(nb::module_ &m) {
   });
   m.def("mux", [](nb::handle id, nb::handle values) { return mux(to_expr(id), to_exprs(values)); });
   m.def("likely", [](nb::handle e) { return likely(to_expr(e)); });
+  m.def("likely_if_innermost", [](nb::handle e) { return likely_if_innermost(to_expr(e)); });
   m.def("undef", [](Type t) { return undef(t); });
   m.def("min", [](nb::args values) { return minOrMax(values, true); });
   m.def("max", [](nb::args values) { return minOrMax(values, false); });
@@ -274,6 +275,12 @@ void bind_expr(nb::module_ &m) {
   m.def("atan2", [](nb::handle y, nb::handle x) { return atan2(to_expr(y), to_expr(x)); });
   m.def("pow", [](nb::handle x, nb::handle y) { return pow(to_expr(x), to_expr(y)); });
   m.def("fast_pow", [](nb::handle x, nb::handle y) { return fast_pow(to_expr(x), to_expr(y)); });
+  m.def("hypot", [](nb::handle x, nb::handle y) { return hypot(to_expr(x), to_expr(y)); });
+  m.def("div_round_to_zero", [](nb::handle x, nb::handle y) { return div_round_to_zero(to_expr(x), to_expr(y)); });
+  m.def("mod_round_to_zero", [](nb::handle x, nb::handle y) { return mod_round_to_zero(to_expr(x), to_expr(y)); });
+  m.def("unsafe_promise_clamped", [](nb::handle v, nb::handle lo, nb::handle hi) {
+    return unsafe_promise_clamped(to_expr(v), to_expr(lo), to_expr(hi));
+  });
 
   using UnaryFunction = Expr (*)(Expr);
   const std::pair<const char *, UnaryFunction> unaryFunctions[] = {
@@ -282,6 +289,9 @@ void bind_expr(nb::module_ &m) {
       {"cosh", cosh},   {"tanh", tanh},     {"asinh", asinh},       {"acosh", acosh},       {"atanh", atanh},
       {"floor", floor}, {"ceil", ceil},     {"round", round},       {"trunc", trunc},       {"fast_exp", fast_exp},
       {"fast_log", fast_log}, {"is_nan", is_nan}, {"is_inf", is_inf}, {"is_finite", is_finite},
+      {"fast_sin", fast_sin}, {"fast_cos", fast_cos}, {"fast_inverse", fast_inverse},
+      {"fast_inverse_sqrt", fast_inverse_sqrt}, {"erf", erf}, {"fract", fract}, {"popcount", popcount},
+      {"count_leading_zeros", count_leading_zeros}, {"count_trailing_zeros", count_trailing_zeros},
       {"u8", u8},       {"u16", u16},       {"u32", u32},           {"u64", u64},           {"i8", i8},
       {"i16", i16},     {"i32", i32},       {"i64", i64},           {"f32", f32},           {"f64", f64},
       {"u8_sat", u8_sat}, {"u16_sat", u16_sat}, {"u32_sat", u32_sat}, {"u64_sat", u64_sat}, {"i8_sat", i8_sat},

@@ -314,6 +314,42 @@ def test_mux_and_likely():
     np.testing.assert_allclose(out[3], -a, rtol=1e-6)  # past the end: the last value
 
 
+def test_bit_counts_rounding_division_and_more_math(rng):
+    x = pj.Var("x")
+    inp = pj.ImageParam(pj.Int(16), 1, "inp")
+    den = pj.ImageParam(pj.Int(16), 1, "den")
+    counts, division = pj.Func("counts"), pj.Func("division")
+    counts[x] = pj.i32(pj.popcount(inp[x])) * 10000 + pj.i32(pj.count_leading_zeros(inp[x])) * 100 \
+        + pj.i32(pj.count_trailing_zeros(inp[x]))
+    division[x] = pj.i32(pj.div_round_to_zero(inp[x], den[x])) * 100000 + pj.i32(pj.mod_round_to_zero(inp[x], den[x]))
+    a = rng.integers(-32768, 32767, size=300, dtype=np.int16)
+    a[:3] = [0, -1, -32768]
+    d = rng.integers(-9, 9, size=300, dtype=np.int16)
+    d[d == 0] = 5
+    inp.set(a)
+    den.set(d)
+    bits = a.astype(np.uint16)
+    popcounts = np.array([bin(v).count("1") for v in bits])
+    leading = np.array([16 - int(v).bit_length() for v in bits])
+    trailing = np.array([16 if v == 0 else (int(v) & -int(v)).bit_length() - 1 for v in bits])
+    np.testing.assert_array_equal(pj.Pipeline(counts).realize([300]), popcounts * 10000 + leading * 100 + trailing)
+    quotient = np.trunc(a / d).astype(np.int32)
+    np.testing.assert_array_equal(pj.Pipeline(division).realize([300]),
+                                  quotient * 100000 + (a.astype(np.int32) - quotient * d))
+
+    v = pj.ImageParam(pj.Float(32), 1, "v")
+    math = pj.Func("math")
+    math[x] = pj.erf(v[x]) + pj.hypot(v[x], 2.0) + pj.fract(v[x] * 5) + pj.fast_inverse(v[x] + 2) \
+        + pj.fast_inverse_sqrt(v[x] + 2) + pj.fast_sin(v[x]) + pj.fast_cos(v[x]) \
+        + pj.unsafe_promise_clamped(v[x], -1, 1) + v[pj.likely_if_innermost(x)]
+    f = rng.uniform(-1, 1, size=200).astype(np.float64)
+    v.set(f.astype(np.float32))
+    f = f.astype(np.float32).astype(np.float64)
+    erf = np.array([__import__("math").erf(t) for t in f])
+    ref = erf + np.hypot(f, 2) + np.fmod(f * 5, 1) + 1 / (f + 2) + 1 / np.sqrt(f + 2) + np.sin(f) + np.cos(f) + 2 * f
+    np.testing.assert_allclose(pj.Pipeline(math).realize([200]), ref, rtol=1e-5, atol=1e-5)
+
+
 def test_undef_leaves_a_value_unwritten():
     x = pj.Var("x")
     r = pj.RDom([(2, 30)], "r")

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -110,6 +111,121 @@ TEST_CASE("Bitwise and shift operators on every integer type", "[cpu][language]"
   }
 }
 
+namespace {
+
+template <typename T> int popcountOf(T v) { return std::popcount(std::make_unsigned_t<T>(v)); }
+template <typename T> int leadingZerosOf(T v) { return std::countl_zero(std::make_unsigned_t<T>(v)); }
+template <typename T> int trailingZerosOf(T v) { return std::countr_zero(std::make_unsigned_t<T>(v)); }
+
+// C's division and remainder, with the language's zero for a divisor of zero.
+template <typename T> T quotientTowardZero(T a, T b) { return b == 0 ? T(0) : T(a / b); }
+template <typename T> T remainderTowardZero(T a, T b) { return b == 0 ? T(0) : T(a % b); }
+
+template <typename T> void checkBitCountsAndDivision(bool vectorize) {
+  constexpr int bits = sizeof(T) * 8;
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed << ", " << bits << "-bit " << (std::is_signed_v<T> ? "signed" : "unsigned")
+                << (vectorize ? ", vectorized" : ""));
+  const int n = 211;
+  Buffer<T> as(n), bs(n);
+  // Every bit pattern for the counts; then zero, the extremes and a single high or low bit.
+  std::mt19937_64 rng(seed);
+  as.for_each_element([&](const std::vector<int> &c) { as.at(c) = T(rng()); });
+  const T specials[] = {T(0), T(1), std::numeric_limits<T>::max(), std::numeric_limits<T>::min(), T(T(1) << (bits - 1)),
+                        T(T(1) << (bits / 2)), T(-1)};
+  for (size_t i = 0; i < std::size(specials); ++i)
+    as(int(i)) = specials[i];
+  // Divisors of both signs near zero, zero itself, and large ones.
+  fill_random(bs, seed + 1, std::is_signed_v<T> ? -20 : 0, 20);
+  for (int i = 0; i < n; i += 7)
+    bs(i) = T(rng());
+  bs(3) = 0;
+  if constexpr (std::is_signed_v<T>)
+    for (int i = 0; i < n; ++i)
+      if (as(i) == std::numeric_limits<T>::min() && bs(i) == T(-1))
+        bs(i) = 1; // the quotient overflows
+  ImageParam a(type_of<T>(), 1, "a"), b(type_of<T>(), 1, "b");
+  a.set(as);
+  b.set(bs);
+  Var x("x");
+  const Expr values[] = {popcount(a(x)), count_leading_zeros(a(x)), count_trailing_zeros(a(x)),
+                         div_round_to_zero(a(x), b(x)), mod_round_to_zero(a(x), b(x))};
+  Func ops[5];
+  for (int k = 0; k < 5; ++k) {
+    INFO("function " << k);
+    CHECK(values[k].type() == type_of<T>());
+    ops[k](x) = values[k];
+    if (vectorize)
+      ops[k].vectorize(x, 8);
+    Buffer<T> out = Pipeline(ops[k]).realize<T>({n});
+    int mismatches = 0;
+    out.for_each_element([&](const std::vector<int> &c) {
+      const T va = as(c[0]), vb = bs(c[0]);
+      const T expected = k == 0   ? T(popcountOf(va))
+                         : k == 1 ? T(leadingZerosOf(va))
+                         : k == 2 ? T(trailingZerosOf(va))
+                         : k == 3 ? quotientTowardZero(va, vb)
+                                  : remainderTowardZero(va, vb);
+      if (out.at(c) != expected && ++mismatches <= 5)
+        FAIL_CHECK("of " << int64_t(va) << " and " << int64_t(vb) << ": expected " << int64_t(expected) << ", got "
+                         << int64_t(out.at(c)));
+    });
+  }
+}
+
+} // namespace
+
+TEST_CASE("popcount, leading and trailing zeros, and division rounding toward zero, on every integer type",
+          "[cpu][language]") {
+  for (bool vectorize : {false, true}) {
+    checkBitCountsAndDivision<int8_t>(vectorize);
+    checkBitCountsAndDivision<uint8_t>(vectorize);
+    checkBitCountsAndDivision<int16_t>(vectorize);
+    checkBitCountsAndDivision<uint16_t>(vectorize);
+    checkBitCountsAndDivision<int32_t>(vectorize);
+    checkBitCountsAndDivision<uint32_t>(vectorize);
+    checkBitCountsAndDivision<int64_t>(vectorize);
+    checkBitCountsAndDivision<uint64_t>(vectorize);
+  }
+}
+
+TEST_CASE("Bit counts of constants fold as they compute, bound the coordinates they give, and need integers",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  // Folded by the simplifier: these must agree with the computed counts above.
+  Var x("x");
+  Func folded("folded_counts");
+  folded(x) = i32(popcount(Expr(uint8_t(0xB5)))) * 1000000 + i32(count_leading_zeros(Expr(int16_t(1)))) * 10000 +
+              i32(count_trailing_zeros(Expr(uint32_t(0)))) * 100 + i32(count_leading_zeros(Expr(int8_t(-1)))) +
+              i32(div_round_to_zero(Expr(-7), Expr(2))) * 10 + i32(mod_round_to_zero(Expr(-7), Expr(-2))) + x * 0;
+  Buffer<int32_t> constants = Pipeline(folded).realize<int32_t>({1});
+  CHECK(constants(0) == 5 * 1000000 + 15 * 10000 + 32 * 100 + 0 + (-3) * 10 + (-1));
+
+  // A table of 33 entries read at the count of an unsigned 32-bit value: bounded without a clamp.
+  ImageParam in(UInt(32), 1, "in");
+  Buffer<uint32_t> input(97);
+  std::mt19937 rng(seed);
+  input.for_each_element([&](const std::vector<int> &c) { input.at(c) = rng(); });
+  input(0) = 0;
+  input(1) = 0xFFFFFFFFu;
+  in.set(input);
+  Func table("count_table"), lookup("count_lookup");
+  table(x) = x * x + 1;
+  table.compute_root();
+  lookup(x) = table(i32(popcount(in(x)))) + table(i32(count_leading_zeros(in(x))));
+  Buffer<int32_t> out = Pipeline(lookup).realize<int32_t>({97});
+  check_against(out, [&](const std::vector<int> &c) {
+    const int p = std::popcount(input(c[0])), l = std::countl_zero(input(c[0]));
+    return p * p + 1 + l * l + 1;
+  });
+  CHECK_THAT(Pipeline(lookup).lowered_stmt(Target("host")), Catch::Contains("allocate count_table[int32 * 33]"));
+
+  CHECK_THROWS_WITH(popcount(Expr(1.5f)), Catch::Contains("popcount of float32: the argument must be an integer"));
+  CHECK_THROWS_WITH(count_leading_zeros(Expr(true)), Catch::Contains("must be an integer"));
+  CHECK_THROWS_WITH(div_round_to_zero(Expr(1.5f), Expr(2.0f)), Catch::Contains("the operands must be integers"));
+}
+
 TEST_CASE("Bitwise operators with literals, booleans and mixed types", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
@@ -194,6 +310,14 @@ template <typename T> void checkMath(bool vectorize) {
       {"fast_pow", fast_pow(a(x), u(x)), [&](int i) { return std::pow(double(above(i)), double(unit(i))); }},
       {"fast_exp", fast_exp(w(x)), [&](int i) { return std::exp(double(wide(i))); }},
       {"fast_log", fast_log(a(x)), [&](int i) { return std::log(double(above(i))); }},
+      {"fast_sin", fast_sin(w(x)), [&](int i) { return std::sin(double(wide(i))); }},
+      {"fast_cos", fast_cos(w(x)), [&](int i) { return std::cos(double(wide(i))); }},
+      {"fast_inverse", fast_inverse(a(x)), [&](int i) { return 1.0 / double(above(i)); }},
+      {"fast_inverse_sqrt", fast_inverse_sqrt(a(x)), [&](int i) { return 1.0 / std::sqrt(double(above(i))); }},
+      {"erf", erf(w(x) * T(0.4)), [&](int i) { return std::erf(double(T(wide(i) * T(0.4)))); }},
+      {"hypot", hypot(w(x), u(x)), [&](int i) { return std::hypot(double(wide(i)), double(unit(i))); }},
+      {"fract", fract(w(x)), [&](int i) { return double(wide(i)) - std::trunc(double(wide(i))); }},
+      {"unsafe_promise_clamped", unsafe_promise_clamped(w(x), T(-8), T(8)), [&](int i) { return double(wide(i)); }},
   };
   for (Case &c : cases) {
     INFO(c.name);
@@ -355,11 +479,12 @@ TEST_CASE("Chained selects, selects of Tuples, mux and likely, as Halide writes 
     CHECK(where(row) == k);
     CHECK(least(row) == input(k, row));
   }
-  // likely is a hint: its value is its argument.
+  // likely and likely_if_innermost are hints: their value is their argument.
   Func hinted("hinted");
-  hinted(x) = in(clamp(likely(x), 0, 36), 0);
+  hinted(x) = in(clamp(likely(x), 0, 36), 0) + in(clamp(likely_if_innermost(x + 1), 0, 36), 1);
+  hinted.vectorize(x, 4);
   check_against(Pipeline(hinted).realize<float>({40}), [&](const std::vector<int> &p) {
-    return input(std::min(p[0], 36), 0);
+    return input(std::min(p[0], 36), 0) + input(std::min(p[0] + 1, 36), 1);
   });
   REQUIRE_THROWS_WITH(select(x > 0, Tuple(x, x), Tuple(x, x, x)), Catch::Contains("2 and 3 values"));
   REQUIRE_THROWS_WITH(mux(Expr(1.5f), {Expr(1), Expr(2)}), Catch::Contains("index must be an integer"));

@@ -234,8 +234,18 @@ private:
     }
     Node n;
     n.type = t;
-    int op = uniform(0, isFloat(t) ? 10 : 12);
+    int op = uniform(0, isFloat(t) ? 10 : 13);
     auto child = [&](Scalar ct) { return node(ct, depth - 1, reduction, coords, rdim); };
+    if (op == 13) {
+      // Bit counts, and division rounding toward zero.
+      static const Node::Kind bitOps[] = {Node::Popcount, Node::CountLeadingZeros, Node::CountTrailingZeros,
+                                          Node::DivRoundToZero, Node::ModRoundToZero};
+      n.kind = bitOps[uniform(0, 4)];
+      n.children.push_back(child(t));
+      if (n.kind == Node::DivRoundToZero || n.kind == Node::ModRoundToZero)
+        n.children.push_back(chance(0.3) ? constant(t) : child(t));
+      return n;
+    }
     if (op >= 11) {
       // Bitwise operators; a shift's amount is mostly a constant near the width, either side.
       static const Node::Kind bitwiseOps[] = {Node::And, Node::Or, Node::Xor, Node::Shl, Node::Shr};
@@ -846,6 +856,33 @@ private:
         return intValue(t, __int128(a.i) << distance, magnitudeOf(a) << distance);
       return left ? wrapped(t, uint64_t(a.i) << distance) : Value{a.i >> distance, 0};
     }
+    case Node::Popcount:
+    case Node::CountLeadingZeros:
+    case Node::CountTrailingZeros: {
+      const int bits = bitsOf(t);
+      const uint64_t v = uint64_t(arg(0).i) & ((uint64_t(1) << bits) - 1);
+      int count = 0;
+      for (int b = 0; b < bits; ++b) {
+        const int at = n.kind == Node::CountLeadingZeros ? bits - 1 - b : b;
+        const bool set = (v >> at) & 1;
+        if (n.kind == Node::Popcount)
+          count += set;
+        else if (set)
+          break;
+        else
+          ++count;
+      }
+      return intValue(t, count);
+    }
+    case Node::DivRoundToZero:
+    case Node::ModRoundToZero: {
+      // C's division and remainder; a divisor of zero gives zero.
+      const Value a = arg(0), b = arg(1);
+      if (b.i == 0)
+        return intValue(t, 0);
+      const __int128 q = __int128(a.i) / b.i;
+      return intValue(t, n.kind == Node::DivRoundToZero ? q : __int128(a.i) - q * b.i);
+    }
     case Node::Min:
     case Node::Max: {
       Value a = arg(0), b = arg(1);
@@ -1144,6 +1181,16 @@ private:
       return arg(0) << arg(1);
     case Node::Shr:
       return arg(0) >> arg(1);
+    case Node::Popcount:
+      return popcount(arg(0));
+    case Node::CountLeadingZeros:
+      return count_leading_zeros(arg(0));
+    case Node::CountTrailingZeros:
+      return count_trailing_zeros(arg(0));
+    case Node::DivRoundToZero:
+      return div_round_to_zero(arg(0), arg(1));
+    case Node::ModRoundToZero:
+      return mod_round_to_zero(arg(0), arg(1));
     case Node::Select:
       return select(arg(0) < arg(1), arg(2), arg(3));
     case Node::Clamp:
@@ -1332,6 +1379,16 @@ std::string describeNode(const PipelineDesc &p, const Node &n, const std::vector
     return "(" + arg(0) + " << " + arg(1) + ")";
   case Node::Shr:
     return "(" + arg(0) + " >> " + arg(1) + ")";
+  case Node::Popcount:
+    return "popcount(" + arg(0) + ")";
+  case Node::CountLeadingZeros:
+    return "count_leading_zeros(" + arg(0) + ")";
+  case Node::CountTrailingZeros:
+    return "count_trailing_zeros(" + arg(0) + ")";
+  case Node::DivRoundToZero:
+    return "div_round_to_zero(" + arg(0) + ", " + arg(1) + ")";
+  case Node::ModRoundToZero:
+    return "mod_round_to_zero(" + arg(0) + ", " + arg(1) + ")";
   case Node::Select:
     return "select(" + arg(0) + " < " + arg(1) + ", " + arg(2) + ", " + arg(3) + ")";
   case Node::Clamp: {

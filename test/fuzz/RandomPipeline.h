@@ -2,7 +2,8 @@
 #define PTXJIT_TEST_FUZZ_RANDOMPIPELINE_H
 
 // The differential tester: random pipelines (a DAG of Funcs over 1-3 dimensions with pointwise
-// arithmetic on every integer width and float, bitwise operators and shifts, stencils, boundary conditions, reductions, scans,
+// arithmetic on every integer width and float, bitwise operators, shifts and bit counts, division
+// rounding toward zero, stencils, boundary conditions, reductions, scans,
 // histograms, Tuples) with random valid schedules, realized by ptxjit and compared point by point
 // with a plain reference evaluator of the same description.
 //
@@ -24,7 +25,10 @@ enum class Scalar { I8, I16, I32, U8, U16, U32, F32 };
 
 /// A value of a pipeline expression.
 struct Node {
-  enum Kind { Const, Coord, Input, Call, Add, Sub, Mul, Div, Mod, Min, Max, Select, Cast, Clamp, And, Or, Xor, Shl, Shr };
+  enum Kind {
+    Const, Coord, Input, Call, Add, Sub, Mul, Div, Mod, Min, Max, Select, Cast, Clamp, And, Or, Xor, Shl, Shr,
+    Popcount, CountLeadingZeros, CountTrailingZeros, DivRoundToZero, ModRoundToZero
+  };
   Kind kind = Const;
   Scalar type = Scalar::I32;
   int64_t value = 0;           // Const (a float constant is value / 4), Clamp's bounds: value, high

@@ -319,7 +319,8 @@ TEST_CASE("Math functions, float tests, saturating casts and reinterpret on the 
     f(x) = tan(v) + asin(v) + acos(v) + atan(v) * atan2(v, 2.0f) + sinh(v) + cosh(v) + asinh(v) + acosh(v + 2.0f) +
            atanh(v) + trunc(v * 10.0f) + abs(v) + lerp(v, 1.0f, 0.25f) + select(is_nan(a(x)), 100.0f, 0.0f) +
            select(is_inf(a(x)), 1000.0f, 0.0f) + f32(u8_sat(v * 300.0f)) + f32(i8_sat(v * 300.0f)) +
-           reinterpret<float>(reinterpret<uint32_t>(v) & 0x7fffffff);
+           reinterpret<float>(reinterpret<uint32_t>(v) & 0x7fffffff) + erf(v * 2.0f) + hypot(v, 0.75f) +
+           fract(v * 7.0f) + fast_inverse(v + 2.0f) + fast_inverse_sqrt(v + 1.5f) + fast_sin(v) * fast_cos(v);
     if (gpu)
       f.gpu_tile(x, xo, xi, 64);
     Pipeline p(f);
@@ -330,6 +331,66 @@ TEST_CASE("Math functions, float tests, saturating casts and reinterpret on the 
       copy_to_host(results[gpu]);
   }
   check_against(results[1], [&](const std::vector<int> &c) { return results[0].at(c); }, 1e-5);
+}
+
+namespace {
+
+// popcount, the zero counts and the division rounding toward zero of one integer type, each a
+// row of the output, on the GPU and on the host (which the [cpu] tests check against C++).
+template <typename T> void checkBitCountsAndDivisionOnGPU() {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed << ", " << sizeof(T) * 8 << "-bit " << (std::is_signed_v<T> ? "signed" : "unsigned"));
+  const int n = 1000;
+  Buffer<T> as(n), bs(n);
+  std::mt19937_64 rng(seed);
+  as.for_each_element([&](const std::vector<int> &c) { as.at(c) = T(rng() >> (rng() % 64)); });
+  bs.for_each_element([&](const std::vector<int> &c) { bs.at(c) = T(int64_t(rng() % 41) - 20); });
+  as(0) = 0;
+  as(1) = std::numeric_limits<T>::min();
+  as(2) = std::numeric_limits<T>::max();
+  bs(0) = bs(1) = 0;
+  if constexpr (std::is_signed_v<T>)
+    for (int i = 0; i < n; ++i)
+      if (as(i) == std::numeric_limits<T>::min() && bs(i) == T(-1))
+        bs(i) = 3;
+  ImageParam a(type_of<T>(), 1, "a"), b(type_of<T>(), 1, "b");
+  a.set(as);
+  b.set(bs);
+  Var x("x"), k("k"), xo("xo"), xi("xi"), ko("ko"), ki("ki");
+  Buffer<T> results[2];
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    Func f("bit_counts");
+    f(x, k) = mux(k, {popcount(a(x)), count_leading_zeros(a(x)), count_trailing_zeros(a(x)),
+                      div_round_to_zero(a(x), b(x)), mod_round_to_zero(a(x), b(x))});
+    if (gpu)
+      f.gpu_tile(x, k, xo, ko, xi, ki, 64, 1);
+    Pipeline p(f);
+    p.compile_jit(Target(gpu ? "host-cuda" : "host"));
+    results[gpu] = Buffer<T>(n, 5);
+    p.realize(results[gpu]);
+    if (gpu)
+      copy_to_host(results[gpu]);
+  }
+  int mismatches = 0;
+  results[1].for_each_element([&](const std::vector<int> &c) {
+    if (results[1].at(c) != results[0].at(c) && ++mismatches <= 5)
+      FAIL_CHECK("function " << c[1] << " of " << int64_t(as(c[0])) << " and " << int64_t(bs(c[0])) << ": host "
+                             << int64_t(results[0].at(c)) << ", GPU " << int64_t(results[1].at(c)));
+  });
+}
+
+} // namespace
+
+TEST_CASE("popcount, leading and trailing zeros and division rounding toward zero on the GPU", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  checkBitCountsAndDivisionOnGPU<int8_t>();
+  checkBitCountsAndDivisionOnGPU<uint8_t>();
+  checkBitCountsAndDivisionOnGPU<int16_t>();
+  checkBitCountsAndDivisionOnGPU<uint16_t>();
+  checkBitCountsAndDivisionOnGPU<int32_t>();
+  checkBitCountsAndDivisionOnGPU<uint32_t>();
+  checkBitCountsAndDivisionOnGPU<int64_t>();
+  checkBitCountsAndDivisionOnGPU<uint64_t>();
 }
 
 TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM and reuses memory", "[gpu]") {

@@ -477,8 +477,12 @@ TEST_CASE("PTX for math functions, float tests, saturating casts and reinterpret
   f(x) = tan(a(x)) + asin(a(x)) + acos(a(x)) + atan(a(x)) + atan2(a(x), 2.0f) + sinh(a(x)) + cosh(a(x)) + asinh(a(x)) +
          acosh(a(x)) + atanh(a(x)) + trunc(a(x)) + abs(a(x)) + lerp(a(x), 1.0f, 0.25f) +
          select(is_nan(a(x)) || is_inf(a(x)), 1.0f, 0.0f) + f32(u8_sat(a(x)) + u8(i16_sat(a(x)))) +
-         reinterpret<float>(reinterpret<uint32_t>(a(x)) & 0x7fffffff);
-  g(x) = tan(d(x)) + atan2(d(x), 3.0) + f64(i32_sat(d(x))) + select(is_finite(d(x)), 1.0, 0.0);
+         reinterpret<float>(reinterpret<uint32_t>(a(x)) & 0x7fffffff) + erf(a(x)) + hypot(a(x), 2.0f) + fract(a(x)) +
+         fast_inverse(a(x)) + fast_inverse_sqrt(a(x)) + f32(popcount(i32(a(x)))) + f32(count_leading_zeros(u8(a(x)))) +
+         f32(count_trailing_zeros(i16(a(x)))) + f32(div_round_to_zero(i32(a(x)), 3)) +
+         f32(mod_round_to_zero(i8(a(x)), i8(x)));
+  g(x) = tan(d(x)) + atan2(d(x), 3.0) + f64(i32_sat(d(x))) + select(is_finite(d(x)), 1.0, 0.0) + erf(d(x)) +
+         f64(popcount(i64(d(x))) + count_leading_zeros(u64(d(x))) + count_trailing_zeros(u64(d(x))));
   for (Func *func : {&f, &g}) {
     func->gpu_tile(x, xo, xi, 64);
     std::string ptx = Pipeline(*func).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
