@@ -13,7 +13,7 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 584, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 608, "a field of FunctionContents is missing from the definition key");
 static_assert(sizeof(Definition) == 216, "a field of Definition is missing from the definition key");
 static_assert(sizeof(StageSchedule) == 72, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(Split) == 120, "a field of Split is missing from the definition key");
@@ -69,6 +69,9 @@ public:
       expr(b.remainder);
     }
     count(static_cast<size_t>(f->memory_type));
+    count(f->storage_dims.size());
+    for (const std::string &d : f->storage_dims)
+      name(d);
     name(f->wrapped_func.expired() ? "" : f->wrapped_func.lock()->name);
     name(f->wrapped_image.expired() ? "" : f->wrapped_image.lock()->name);
     if (auto image = f->wrapped_image.lock())

@@ -1030,6 +1030,27 @@ Func &Func::store_in(MemoryType memory) {
   Contents->memory_type = memory;
   return *this;
 }
+Func &Func::reorder_storage(const std::vector<Var> &dims) {
+  pureStage(Contents, "reorder_storage");
+  std::vector<std::string> &order = Contents->storage_dims;
+  if (order.empty())
+    order = Contents->args;
+  // As reorder does for loops: the named dimensions take the places they hold among themselves.
+  std::vector<size_t> positions;
+  for (const Var &v : dims) {
+    auto it = std::find(order.begin(), order.end(), v.name());
+    if (it == order.end())
+      throw CompileError("reorder_storage of Func " + name() + ": " + v.name() + " is not one of its dimensions");
+    const size_t i = static_cast<size_t>(it - order.begin());
+    if (std::find(positions.begin(), positions.end(), i) != positions.end())
+      throw CompileError("reorder_storage of Func " + name() + ": " + v.name() + " is named twice");
+    positions.push_back(i);
+  }
+  std::sort(positions.begin(), positions.end());
+  for (size_t k = 0; k < positions.size(); ++k)
+    order[positions[k]] = dims[k].name();
+  return *this;
+}
 
 Func &Func::store_root() {
   Contents->store_level = {LoopLevel::Root, "", ""};

@@ -112,6 +112,9 @@ struct FunctionContents {
   bool inline_reduction = false;
   std::vector<FunctionBound> bounds;
   MemoryType memory_type = MemoryType::Auto;
+  /// The dimensions in the order of the storage, innermost first (reorder_storage); empty: the
+  /// order of `args`.
+  std::vector<std::string> storage_dims;
 
   bool defined() const { return !init.values.empty(); }
   /// Stage 0 is the pure definition; stage i > 0 is update i - 1.

@@ -179,7 +179,7 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   s = runPass("add image checks", debug,
               [&] { return checks ? add_image_checks(s, outputBuffers, images, funcValues) : s; });
   s = runPass("simplify", debug, [&] { return simplify(s); });
-  s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts); });
+  s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts, env); });
   // After flattening, which writes the indices that use the constrained fields.
   s = runPass("buffer constraints", debug, [&] { return constrain_buffers(s, images, checks); });
   s = runPass("simplify", debug, [&] { return simplify(s); });

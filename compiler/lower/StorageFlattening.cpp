@@ -21,11 +21,12 @@ namespace {
 
 Expr var(const std::string &name) { return Variable::make(Int(32), name); }
 
-Expr flatIndex(const std::string &buffer, const std::vector<Expr> &args) {
+// `denseFirst`: dimension 0 has stride 1 (every buffer but a realization in another order).
+Expr flatIndex(const std::string &buffer, const std::vector<Expr> &args, bool denseFirst = true) {
   Expr index = make_zero(Int(32));
   for (size_t i = 0; i < args.size(); ++i) {
     Expr offset = Sub::make(args[i], var(buffer_field_name(buffer, "min", static_cast<int>(i))));
-    if (i > 0)
+    if (i > 0 || !denseFirst)
       offset = Mul::make(offset, var(buffer_field_name(buffer, "stride", static_cast<int>(i))));
     index = i == 0 ? offset : Add::make(index, offset);
   }
@@ -47,13 +48,17 @@ bool hasVectorizedLoop(const Stmt &s) {
 
 class FlattenStorage : public IRMutator {
 public:
-  explicit FlattenStorage(const std::map<std::string, size_t> &outputValues) : ValueCounts(outputValues) {}
+  FlattenStorage(const std::map<std::string, size_t> &outputValues, const Environment &env)
+      : ValueCounts(outputValues), Env(env) {}
 
 private:
   // The values of the lets around the code being flattened, in terms of names outside them.
   std::map<std::string, Expr> LetValues;
   // How many values each Func has (one where not listed: images).
   std::map<std::string, size_t> ValueCounts;
+  const Environment &Env;
+  // The buffers of realizations whose dimension 0 is not innermost in storage (reorder_storage).
+  std::map<std::string, int> NotDenseFirst;
   int TupleStores = 0; // names the values of each Tuple store apart
   // Where the code being flattened is: inside a kernel (gpu_blocks loops), inside thread loops.
   int BlockDepth = 0, ThreadDepth = 0;
@@ -115,35 +120,66 @@ private:
     return row && *row % Banks == 0 && !hasVectorizedLoop(body);
   }
 
+  // The dimensions of a realization in the order of its storage, innermost first.
+  std::vector<size_t> storageOrder(const Realize *op) const {
+    std::vector<size_t> order(op->bounds.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    auto f = Env.find(op->name);
+    if (f == Env.end() || f->second->storage_dims.empty())
+      return order;
+    // A block's heap slice has one more dimension, outermost: the block (GPUBlockHeapSlices.h).
+    const std::vector<std::string> &args = f->second->args;
+    PTXJIT_INTERNAL_ASSERT(args.size() <= order.size(), "storage flattening: " + op->name + " has " +
+                                                            std::to_string(order.size()) + " bounds");
+    for (size_t k = 0; k < args.size(); ++k)
+      order[k] = static_cast<size_t>(std::find(args.begin(), args.end(), f->second->storage_dims[k]) - args.begin());
+    return order;
+  }
+
   Stmt visit(const Realize *op) override {
     const size_t count = op->types.size();
+    const std::vector<size_t> order = storageOrder(op);
+    const bool denseFirst = order.empty() || order[0] == 0;
     auto saved = ValueCounts.find(op->name) != ValueCounts.end() ? std::optional<size_t>(ValueCounts[op->name])
                                                                   : std::nullopt;
     ValueCounts[op->name] = count;
+    for (size_t v = 0; v < count; ++v)
+      NotDenseFirst[value_buffer_name(op->name, static_cast<int>(v), count)] += !denseFirst;
     Stmt result = mutate(op->body);
+    for (size_t v = 0; v < count; ++v)
+      NotDenseFirst[value_buffer_name(op->name, static_cast<int>(v), count)] -= !denseFirst;
     if (saved)
       ValueCounts[op->name] = *saved;
     else
       ValueCounts.erase(op->name);
+    // The extents in the order of the storage: the first is a row.
     std::vector<Expr> extents;
-    for (const Range &r : op->bounds)
-      extents.push_back(storedExtent(r.extent));
+    for (size_t dim : order)
+      extents.push_back(storedExtent(op->bounds[dim].extent));
     if (padsSharedRows(op, extents, result))
       extents[0] = make_const(Int(32), *as_const_int(extents[0]) + 1);
     for (size_t v = count; v-- > 0;) {
       const std::string buffer = value_buffer_name(op->name, static_cast<int>(v), count);
       result = Allocate::make(buffer, op->types[v], extents, result, op->memory);
-      // Index arithmetic names the storage's mins and strides; strides multiply the extents inside.
-      for (size_t i = op->bounds.size(); i-- > 1;) {
-        Expr stride = i == 1 ? extents[0]
-                             : Mul::make(var(buffer_field_name(buffer, "stride", static_cast<int>(i - 1))),
-                                         extents[i - 1]);
-        result = LetStmt::make(buffer_field_name(buffer, "stride", static_cast<int>(i)), stride, result);
+      // Index arithmetic names the storage's mins and strides; each stride is the one inside it
+      // times that dimension's extent.
+      auto strideName = [&](size_t k) { return buffer_field_name(buffer, "stride", static_cast<int>(order[k])); };
+      for (size_t k = order.size(); k-- > 1;) {
+        Expr stride = k == 1 ? extents[0] : Mul::make(var(strideName(k - 1)), extents[k - 1]);
+        result = LetStmt::make(strideName(k), stride, result);
       }
+      if (!denseFirst)
+        result = LetStmt::make(strideName(0), make_one(Int(32)), result);
       for (size_t i = op->bounds.size(); i-- > 0;)
         result = LetStmt::make(buffer_field_name(buffer, "min", static_cast<int>(i)), op->bounds[i].min, result);
     }
     return result;
+  }
+
+  Expr index(const std::string &buffer, const std::vector<Expr> &args) const {
+    auto it = NotDenseFirst.find(buffer);
+    return flatIndex(buffer, args, it == NotDenseFirst.end() || it->second == 0);
   }
 
   // Every value is computed before any is stored: an update of a Tuple may read the others' old
@@ -155,7 +191,7 @@ private:
     if (std::all_of(op->values.begin(), op->values.end(), [](const Expr &v) { return is_undef(v); }))
       return Evaluate::make(make_zero(Int(32)));
     if (op->values.size() == 1)
-      return Store::make(op->name, mutate(op->values[0]), flatIndex(op->name, args), op->atomic);
+      return Store::make(op->name, mutate(op->values[0]), index(op->name, args), op->atomic);
     std::vector<Stmt> stores;
     std::vector<std::pair<std::string, Expr>> lets;
     for (size_t v = 0; v < op->values.size(); ++v) {
@@ -164,7 +200,7 @@ private:
       const std::string buffer = bufferOf(op->name, static_cast<int>(v));
       const std::string value = buffer + ".value" + std::to_string(TupleStores);
       lets.emplace_back(value, mutate(op->values[v]));
-      stores.push_back(Store::make(buffer, Variable::make(op->values[v].type(), value), flatIndex(buffer, args),
+      stores.push_back(Store::make(buffer, Variable::make(op->values[v].type(), value), index(buffer, args),
                                    op->atomic));
     }
     ++TupleStores;
@@ -181,14 +217,14 @@ private:
     for (const Expr &a : op->args)
       args.push_back(mutate(a));
     const std::string buffer = op->call_type == Call::Halide ? bufferOf(op->name, op->value_index) : op->name;
-    return Load::make(op->type, buffer, flatIndex(buffer, args));
+    return Load::make(op->type, buffer, index(buffer, args));
   }
 };
 
 } // namespace
 
-Stmt storage_flattening(const Stmt &s, const std::map<std::string, size_t> &outputValues) {
-  return FlattenStorage(outputValues).mutate(s);
+Stmt storage_flattening(const Stmt &s, const std::map<std::string, size_t> &outputValues, const Environment &env) {
+  return FlattenStorage(outputValues, env).mutate(s);
 }
 
 } // namespace ptxjit::lower

@@ -266,6 +266,13 @@ public:
   Func &compute_inline();
   /// Where the Func's storage lives; see MemoryType.
   Func &store_in(MemoryType memory);
+  /// The order of the dimensions in the Func's storage, innermost first, as Halide's:
+  /// f.reorder_storage(y, x) stores f(x, y) column by column. Dimensions not named keep their
+  /// places. Calls and loops are unchanged. An output's layout is its buffer's.
+  Func &reorder_storage(const std::vector<Var> &dims);
+  template <typename... Vs> Func &reorder_storage(const Var &x, const Vs &...rest) {
+    return reorder_storage(std::vector<Var>{x, rest...});
+  }
   Func &store_root();
   Func &store_at(const Func &consumer, const VarOrRVar &var);
 

@@ -230,6 +230,13 @@ void bind_func(nb::module_ &m) {
                nb::arg("consumer"), nb::arg("var"))
           .def("compute_inline", [](Func &f) { return f.compute_inline(); })
           .def("store_in", [](Func &f, MemoryType memory) { return f.store_in(memory); }, nb::arg("memory_type"))
+          .def("reorder_storage",
+               [](Func &f, nb::args vars) {
+                 std::vector<Var> dims;
+                 for (nb::handle v : vars)
+                   dims.push_back(nb::cast<Var>(v));
+                 return f.reorder_storage(dims);
+               })
           .def("store_root", [](Func &f) { return f.store_root(); })
           .def("store_at", [](Func &f, const Func &consumer, nb::handle var) { return f.store_at(consumer, loopVariable(var)); },
                nb::arg("consumer"), nb::arg("var"))

@@ -350,6 +350,21 @@ def test_bit_counts_rounding_division_and_more_math(rng):
     np.testing.assert_allclose(pj.Pipeline(math).realize([200]), ref, rtol=1e-5, atol=1e-5)
 
 
+def test_reorder_storage_keeps_values(rng):
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    columns, out = pj.Func("columns"), pj.Func("out")
+    columns[x, y] = inp[x, y] * 2
+    out[x, y] = columns[y, x] + columns[y, x + 1]
+    columns.compute_root().reorder_storage(y, x)
+    a = rng.random((30, 20), dtype=np.float32)  # 20 wide, 30 tall
+    inp.set(a)
+    result = pj.Pipeline(out).realize([29, 20])  # out is 29 wide (x), 20 tall (y)
+    np.testing.assert_allclose(result, (a[:29, :] * 2 + a[1:30, :] * 2).T, rtol=1e-6)
+    with pytest.raises(pj.CompileError, match="not one of its dimensions"):
+        columns.reorder_storage(pj.Var("z"))
+
+
 def test_undef_leaves_a_value_unwritten():
     x = pj.Var("x")
     r = pj.RDom([(2, 30)], "r")

@@ -1229,6 +1229,93 @@ TEST_CASE("lambda makes an anonymous Func of its Vars or of the implicit ones", 
   CHECK(scaled.name() != doubled.name());
 }
 
+TEST_CASE("reorder_storage lays a Func out in another order: calls, loops and values are unchanged", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 3, "in");
+  Buffer<float> input(42, 31, 3);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), c("c"), xi("xi"), yi("yi");
+
+  SECTION("column-major and channel-innermost intermediates, root and inside tiles, vectorized") {
+    for (int schedule = 0; schedule < 4; ++schedule) {
+      INFO("schedule " << schedule);
+      Func columns("columns"), interleaved("interleaved"), out("reordered_out");
+      columns(x, y, c) = in(x, y, c) * 2.0f + f32(y);
+      interleaved(x, y, c) = columns(x, y, c) - columns(x + 1, y, c) * f32(c + 1);
+      out(x, y, c) = interleaved(x, y, c) + interleaved(x, y + 1, 2 - c) + columns(x + 1, y + 1, c);
+      columns.reorder_storage(y, x);            // (y, x, c)
+      interleaved.reorder_storage(c, x);        // (c, y, x): the named ones trade places
+      switch (schedule) {
+      case 0:
+        columns.compute_root();
+        interleaved.compute_root();
+        break;
+      case 1:
+        out.tile(x, y, xi, yi, 8, 4);
+        columns.compute_at(out, x).vectorize(x, 4);
+        interleaved.compute_at(out, x).vectorize(x, 4);
+        break;
+      case 2:
+        // Stored once, computed a row at a time: the window slides over y.
+        columns.store_root().compute_at(out, y);
+        interleaved.compute_at(out, y).vectorize(x, 8);
+        out.vectorize(x, 8);
+        break;
+      default:
+        columns.compute_root().parallel(y).vectorize(x, 8);
+        interleaved.compute_at(out, c).reorder(c, x, y);
+        out.reorder(x, y, c).parallel(c);
+        break;
+      }
+      Buffer<float> result = Pipeline(out).realize<float>({40, 29, 3});
+      auto col = [&](int i, int j, int k) { return input(i, j, k) * 2.0f + float(j); };
+      auto inter = [&](int i, int j, int k) { return col(i, j, k) - col(i + 1, j, k) * float(k + 1); };
+      check_against(result, [&](const std::vector<int> &p) {
+        return inter(p[0], p[1], p[2]) + inter(p[0], p[1] + 1, 2 - p[2]) + col(p[0] + 1, p[1] + 1, p[2]);
+      });
+    }
+  }
+
+  SECTION("the allocation lists the dimensions in storage order") {
+    Func table("stored_by_columns"), read("read_columns");
+    table(x, y) = x * 100 + y;
+    read(x, y) = table(y, x);
+    table.compute_root().bound(x, 0, 7).bound(y, 0, 5).reorder_storage(y, x);
+    read.bound(x, 0, 5).bound(y, 0, 7);
+    CHECK_THAT(Pipeline(read).lowered_stmt(Target("host")), Catch::Contains("allocate stored_by_columns[int32 * 5 * 7]"));
+    Buffer<int32_t> transposed = Pipeline(read).realize<int32_t>({5, 7});
+    check_against(transposed, [&](const std::vector<int> &p) { return p[1] * 100 + p[0]; });
+  }
+
+  SECTION("a Tuple with updates, and an output, keep their values") {
+    RDom r(0, 3, "r");
+    Func pair("reordered_pair"), out("pair_out");
+    pair(x, y) = Tuple(in(x, y, 0), 0.0f);
+    pair(x, y) = Tuple(pair(x, y)[0] + in(x, y, r) * 0.5f, pair(x, y)[1] + in(x + 1, y, r % 3));
+    out(x, y) = pair(x, y)[0] * pair(x, y)[1];
+    pair.compute_root().reorder_storage(y, x);
+    pair.update().reorder(x, r);
+    out.reorder_storage(y, x);
+    Buffer<float> result = Pipeline(out).realize<float>({40, 30});
+    check_against(result, [&](const std::vector<int> &p) {
+      float first = input(p[0], p[1], 0), second = 0.0f;
+      for (int k = 0; k < 3; ++k) {
+        first += input(p[0], p[1], k) * 0.5f;
+        second += input(p[0] + 1, p[1], k);
+      }
+      return first * second;
+    }, 1e-4);
+  }
+
+  Func f("unscheduled"), g("storage_errors");
+  CHECK_THROWS_WITH(f.reorder_storage(x), Catch::Contains("define the Func before scheduling it"));
+  g(x, y) = in(x, y, 0);
+  CHECK_THROWS_WITH(g.reorder_storage(y, c), Catch::Contains("reorder_storage of Func storage_errors: c is not one of its dimensions"));
+  CHECK_THROWS_WITH(g.reorder_storage(y, y), Catch::Contains("y is named twice"));
+}
+
 TEST_CASE("bound_extent and align_bounds fix or widen the region a Func computes", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);

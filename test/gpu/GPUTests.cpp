@@ -1968,6 +1968,34 @@ TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]"
   }
 }
 
+TEST_CASE("reorder_storage on the GPU: a transposed tile in shared memory, on the heap and in registers", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "in");
+  Buffer<float> input(130, 140);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  for (MemoryType memory : {MemoryType::GPUShared, MemoryType::Heap, MemoryType::Register}) {
+    INFO("memory type " << int(memory));
+    Func tile("transposed_tile"), out("transpose_out");
+    tile(x, y) = in(x, y) * 3.0f + 1.0f;
+    out(x, y) = tile(y, x) + tile(y + 1, x) * 0.5f;
+    out.gpu_tile(x, y, xi, yi, 16, 16);
+    tile.reorder_storage(y, x).store_in(memory);
+    if (memory == MemoryType::Register)
+      tile.compute_at(out, xi); // each thread its own two points
+    else
+      tile.compute_at(out, x).gpu_threads(y, x); // a 17 x 16 tile stored by columns
+    Buffer<float> result = onGPU(out).realize<float>({128, 120});
+    copy_to_host(result);
+    check_against(result, [&](const std::vector<int> &c) {
+      return input(c[1], c[0]) * 3.0f + 1.0f + (input(c[1] + 1, c[0]) * 3.0f + 1.0f) * 0.5f;
+    });
+  }
+}
+
 TEST_CASE("A transpose through a shared tile with padded rows", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   uint32_t seed = fresh_seed();
