@@ -1,6 +1,7 @@
 #include "Constants.h"
 
 #include <bit>
+#include <limits>
 
 namespace ptxjit::ir {
 
@@ -25,6 +26,20 @@ Expr make_const(Type t, double value) {
 Expr make_zero(Type t) { return make_const(t, int64_t(0)); }
 Expr make_one(Type t) { return make_const(t, int64_t(1)); }
 Expr make_bool(bool value, int lanes) { return make_const(Bool(lanes), int64_t(value)); }
+
+Expr make_highest(Type t) {
+  if (t.is_bool())
+    return make_bool(true, t.lanes);
+  if (t.is_float())
+    return make_const(t, std::numeric_limits<double>::infinity());
+  return t.is_int() ? make_const(t, t.max_int()) : Expr(UIntImm::make(t, t.max_uint()));
+}
+
+Expr make_lowest(Type t) {
+  if (t.is_float())
+    return make_const(t, -std::numeric_limits<double>::infinity());
+  return t.is_int() ? make_const(t, t.min_int()) : make_zero(t);
+}
 
 std::optional<int64_t> as_const_int(const Expr &e) {
   if (!e.defined())

@@ -14,6 +14,9 @@ Expr make_const(Type t, double value);
 Expr make_zero(Type t);
 Expr make_one(Type t);
 Expr make_bool(bool value, int lanes = 1);
+/// The largest and smallest values of a type: infinities for floats, true and false for bool.
+Expr make_highest(Type t);
+Expr make_lowest(Type t);
 
 /// The value of an integer constant (signed or unsigned fitting int64), looking through Broadcast.
 std::optional<int64_t> as_const_int(const Expr &e);

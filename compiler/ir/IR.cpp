@@ -371,4 +371,14 @@ Stmt Evaluate::make(Expr value) {
   return Stmt(s);
 }
 
+std::vector<Expr> conjuncts(const Expr &e) {
+  if (const auto *a = e.as<And>()) {
+    std::vector<Expr> terms = conjuncts(a->a);
+    for (const Expr &t : conjuncts(a->b))
+      terms.push_back(t);
+    return terms;
+  }
+  return {e};
+}
+
 } // namespace ptxjit::ir

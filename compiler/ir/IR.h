@@ -193,6 +193,9 @@ inline bool is_undef(const Expr &e) {
   return call && call->is_undef();
 }
 
+/// The terms of a conjunction `a && b && ...`, in order; `e` alone where it is no And.
+std::vector<Expr> conjuncts(const Expr &e);
+
 struct Let : ExprNode<Let, IRNodeType::Let> {
   Let(Type t, std::string n, Expr v, Expr b)
       : ExprNode(t), name(std::move(n)), value(std::move(v)), body(std::move(b)) {}

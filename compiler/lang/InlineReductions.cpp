@@ -87,18 +87,6 @@ Tuple argReduction(const char *what, const Expr &e, const std::string &name, con
   return Tuple(best);
 }
 
-// The largest and smallest values of a type (infinities for floats).
-Expr highest(Type t) {
-  if (t.is_float())
-    return make_const(t, std::numeric_limits<double>::infinity());
-  return t.is_int() ? make_const(t, t.max_int()) : Expr(UIntImm::make(t, t.max_uint()));
-}
-Expr lowest(Type t) {
-  if (t.is_float())
-    return make_const(t, -std::numeric_limits<double>::infinity());
-  return t.is_int() ? make_const(t, t.min_int()) : make_zero(t);
-}
-
 } // namespace
 
 Expr sum(Expr e, const std::string &name) {
@@ -110,19 +98,19 @@ Expr product(Expr e, const std::string &name) {
                          [](Expr a, Expr b) { return a * b; });
 }
 Expr minimum(Expr e, const std::string &name) {
-  return inlineReduction("minimum", e, name, e.defined() ? highest(e.type()) : Expr(),
+  return inlineReduction("minimum", e, name, e.defined() ? make_highest(e.type()) : Expr(),
                          [](Expr a, Expr b) { return min(a, b); });
 }
 Expr maximum(Expr e, const std::string &name) {
-  return inlineReduction("maximum", e, name, e.defined() ? lowest(e.type()) : Expr(),
+  return inlineReduction("maximum", e, name, e.defined() ? make_lowest(e.type()) : Expr(),
                          [](Expr a, Expr b) { return max(a, b); });
 }
 Tuple argmin(Expr e, const std::string &name) {
-  return argReduction("argmin", e, name, e.defined() ? highest(e.type()) : Expr(),
+  return argReduction("argmin", e, name, e.defined() ? make_highest(e.type()) : Expr(),
                       [](Expr value, Expr best) { return value < best; });
 }
 Tuple argmax(Expr e, const std::string &name) {
-  return argReduction("argmax", e, name, e.defined() ? lowest(e.type()) : Expr(),
+  return argReduction("argmax", e, name, e.defined() ? make_lowest(e.type()) : Expr(),
                       [](Expr value, Expr best) { return value > best; });
 }
 

@@ -1,6 +1,8 @@
 #include "BoxesTouched.h"
 
 #include "ir/Constants.h"
+#include "ir/IREquality.h"
+#include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -26,6 +28,11 @@ private:
   std::map<std::string, Expr> LetValues;
   // The same lets as written, in terms of the lets before them.
   std::map<std::string, Expr> LetDefinitions;
+  // Expressions a guard around the code bounds, such as u * 32 + ri in `if (u * 32 + ri < 211)`
+  // (a split RVar's tail where rfactor made the outer loop a Var), by the names of their
+  // narrowed intervals in the scope: an access at that expression is inside the guard's bound,
+  // which intervals of u and ri alone would lose.
+  std::vector<std::pair<Expr, std::string>> GuardedExprs;
 
   // `a`, or b's constant bound where b has one and it is tighter.
   static Expr tighter(const Expr &a, const Expr &b, bool isMin) {
@@ -54,10 +61,27 @@ private:
 
   using IRVisitor::visit;
 
+  // `e` with each guarded expression in it replaced by the name of its narrowed interval.
+  Expr nameGuarded(const Expr &e) const {
+    if (GuardedExprs.empty())
+      return e;
+    struct Namer : IRMutator {
+      const std::vector<std::pair<Expr, std::string>> &Guarded;
+      explicit Namer(const std::vector<std::pair<Expr, std::string>> &g) : Guarded(g) {}
+      Expr mutate(const Expr &e) override {
+        for (const auto &[guarded, name] : Guarded)
+          if (equal(e, guarded))
+            return Variable::make(e.type(), name);
+        return IRMutator::mutate(e);
+      }
+    } namer(GuardedExprs);
+    return namer.mutate(e);
+  }
+
   void merge(const std::vector<Expr> &args) {
     Box box;
     for (const Expr &arg : args)
-      box.push_back(bounds_of_expr_in_scope(arg, TheScope, Query.call_bounds));
+      box.push_back(bounds_of_expr_in_scope(nameGuarded(arg), TheScope, Query.call_bounds));
     mergeBox(box);
   }
 
@@ -85,7 +109,11 @@ private:
   template <typename Body> void bind(const std::string &name, const Interval &value, const Body &body) {
     auto saved = TheScope.find(name) != TheScope.end() ? std::optional<Interval>(TheScope[name]) : std::nullopt;
     TheScope[name] = value;
+    // A guarded expression of the name bound anew is another value inside.
+    const std::vector<std::pair<Expr, std::string>> guarded = GuardedExprs;
+    std::erase_if(GuardedExprs, [&](const auto &g) { return uses_variable(g.first, name); });
     body.accept(this);
+    GuardedExprs = guarded;
     if (saved)
       TheScope[name] = *saved;
     else
@@ -107,7 +135,7 @@ private:
     // extent (y.max - y.min) + 1 whose ends are both g.y - 2 is 1, not the width of g.y's range).
     // The second is taken where it is a constant; combining symbolic bounds would grow them at
     // every let.
-    Interval direct = bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds);
+    Interval direct = bounds_of_expr_in_scope(nameGuarded(op->value), TheScope, Query.call_bounds);
     const bool exact = as_const_int(direct.min) && as_const_int(direct.max);
     Interval expanded = exact ? direct : bounds_of_expr_in_scope(simplify_for_bounds(value), TheScope, Query.call_bounds);
     bindNamingLargeEnds(op->name, {tighter(direct.min, expanded.min, true), tighter(direct.max, expanded.max, false)},
@@ -147,7 +175,8 @@ private:
 
   void visit(const Let *op) override {
     op->value.accept(this);
-    bindNamingLargeEnds(op->name, bounds_of_expr_in_scope(op->value, TheScope, Query.call_bounds), op->body);
+    bindNamingLargeEnds(op->name, bounds_of_expr_in_scope(nameGuarded(op->value), TheScope, Query.call_bounds),
+                        op->body);
   }
 
   void visit(const For *op) override {
@@ -196,11 +225,20 @@ private:
       return;
     }
     // A variable defined outside the statement is one value: narrowed, it is that value clamped.
+    // Another expression of loop variables gets a name (GuardedExprs), narrowed from its bounds.
     auto narrowable = [&](const Expr &var) -> Interval * {
-      const auto *v = var.as<Variable>();
-      if (!v)
+      if (const auto *v = var.as<Variable>())
+        return &scope.emplace(v->name, Interval{var, var}).first->second;
+      if (is_const(var))
         return nullptr;
-      return &scope.emplace(v->name, Interval{var, var}).first->second;
+      for (const auto &[guarded, name] : GuardedExprs)
+        if (equal(guarded, var))
+          return &scope.at(name);
+      const std::string name = "guarded." + std::to_string(GuardedExprs.size());
+      Interval *bounds = &scope.insert_or_assign(name, bounds_of_expr_in_scope(nameGuarded(var), scope, Query.call_bounds))
+                              .first->second;
+      GuardedExprs.emplace_back(var, name);
+      return bounds;
     };
     auto upper = [&](const Expr &var, const Expr &limit) {
       Interval *narrowed = narrowable(var);
@@ -267,9 +305,11 @@ private:
       return;
     }
     Scope saved = TheScope;
+    const std::vector<std::pair<Expr, std::string>> guarded = GuardedExprs;
     narrow(op->condition, TheScope);
     op->then_case.accept(this);
     TheScope = saved;
+    GuardedExprs = guarded;
     if (op->else_case.defined())
       op->else_case.accept(this);
   }

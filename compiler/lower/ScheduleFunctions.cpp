@@ -299,8 +299,13 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   for (const Expr &value : d.values)
     values.push_back(substitute(renames, value));
   Stmt body = Provide::make(f.name, values, args, d.atomic);
-  if (d.predicate.defined())
-    body = IfThenElse::make(substitute(renames, d.predicate), body);
+  // One condition inside another, so that each guards what the next reads: a split's tail
+  // (first) keeps a where() condition from reading past the domain, as the update does.
+  if (d.predicate.defined()) {
+    const std::vector<Expr> terms = conjuncts(substitute(renames, d.predicate));
+    for (auto term = terms.rbegin(); term != terms.rend(); ++term)
+      body = IfThenElse::make(*term, body);
+  }
 
   // Each loop's bounds are lets named <base>.loop_min/loop_extent/loop_max. A split may name a new
   // loop after a variable that had bounds already: the old one (split(x, x, xi)) or one split

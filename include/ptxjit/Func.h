@@ -113,6 +113,16 @@ public:
   /// may be parallel or GPU loops even when iterations hit the same point (a histogram).
   Stage &atomic();
 
+  /// Halide's rfactor: factors this update, f(...) = f(...) op e over an RDom (op one of +, -,
+  /// *, min, max, &&, ||, value by value for a Tuple), into an intermediate Func it returns and
+  /// an update of f that combines the intermediate's values over the preserved RVars. The
+  /// intermediate has f's dimensions and one more Var for each preserved RVar (loops the stage's
+  /// splits and fuses made count as RVars), and reduces over the other RVars; its update keeps
+  /// this stage's schedule, the preserved RVars' loops as its Vars', so that they may be parallel
+  /// or GPU loops. Floats are summed in another order, as in Halide.
+  Func rfactor(const std::vector<std::pair<RVar, Var>> &preserved);
+  Func rfactor(const RVar &r, const Var &v);
+
   /// A copy of this stage's schedule, used instead of it in realizes where `condition` holds (a
   /// bool of Params and input sizes, the same for the whole realize); the returned Stage
   /// schedules the copy. Conditions are tried in the order they were given, the stage's own

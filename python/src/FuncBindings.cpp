@@ -28,6 +28,15 @@ VarOrRVar loopVariable(nb::handle h) {
                            .c_str());
 }
 
+// An RVar named by an RVar or a one-dimensional RDom.
+RVar reductionVariable(nb::handle h) {
+  if (nb::isinstance<RVar>(h))
+    return nb::cast<RVar>(h);
+  if (nb::isinstance<RDom>(h))
+    return nb::cast<RDom>(h);
+  throw nb::type_error(("expected an RVar or RDom, not a " + nb::cast<std::string>(nb::type_name(h.type()))).c_str());
+}
+
 std::vector<VarOrRVar> loopVariables(nb::args args) {
   std::vector<VarOrRVar> vars;
   // reorder(x, y) or reorder([x, y])
@@ -194,6 +203,19 @@ void bind_func(nb::module_ &m) {
   auto stage = nb::class_<Stage>(m, "Stage")
                    .def("name", &Stage::name)
                    .def("atomic", [](Stage &s) { return s.atomic(); })
+                   .def("rfactor", [](Stage &s, nb::handle r, const Var &v) { return s.rfactor(reductionVariable(r), v); },
+                        nb::arg("r"), nb::arg("v"))
+                   .def("rfactor",
+                        [](Stage &s, nb::list preserved) {
+                          std::vector<std::pair<RVar, Var>> pairs;
+                          for (nb::handle pair : preserved) {
+                            if (!nb::isinstance<nb::tuple>(pair) || nb::len(pair) != 2)
+                              throw nb::type_error("rfactor takes a list of (RVar, Var) pairs");
+                            pairs.emplace_back(reductionVariable(pair[0]), nb::cast<Var>(pair[1]));
+                          }
+                          return s.rfactor(pairs);
+                        },
+                        nb::arg("preserved"))
                    .def("specialize", [](Stage &s, nb::handle c) { return s.specialize(to_expr(c)); }, nb::arg("condition"))
                    .def("specialize_fail", &Stage::specialize_fail, nb::arg("message"))
                    .def("__repr__", [](const Stage &s) { return "ptxjit.Stage(" + s.name() + ")"; });

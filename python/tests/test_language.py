@@ -365,6 +365,30 @@ def test_reorder_storage_keeps_values(rng):
         columns.reorder_storage(pj.Var("z"))
 
 
+def test_rfactor_sums_chunks_in_parallel(rng):
+    inp = pj.ImageParam(pj.Int(32), 1, "inp")
+    a = rng.integers(-1000, 1000, size=1001, dtype=np.int32)
+    inp.set(a)
+    r = pj.RDom([(0, 1001)], "r")
+    ro, ri, u = pj.RVar("ro"), pj.RVar("ri"), pj.Var("u")
+    total = pj.Func("total")
+    total[()] = 0
+    total[()] += inp[r]
+    total.update().split(r, ro, ri, 64)
+    partial = total.update().rfactor(ro, u)
+    partial.compute_root().update().parallel(u)
+    assert int(pj.Pipeline(total).realize([])) == int(a.sum())
+
+    largest = pj.Func("largest")
+    largest[()] = -(2**31)
+    largest[()] = pj.max(largest[()], inp[r])
+    largest.update().split(r, ro, ri, 100)
+    largest.update().rfactor([(ri, u)]).compute_root().update().vectorize(u, 4)
+    assert int(pj.Pipeline(largest).realize([])) == int(a.max())
+    with pytest.raises(pj.CompileError, match="is not an RVar loop"):
+        largest.update().rfactor(pj.RVar("nowhere"), u)
+
+
 def test_undef_leaves_a_value_unwritten():
     x = pj.Var("x")
     r = pj.RDom([(2, 30)], "r")

@@ -1195,6 +1195,27 @@ TEST_CASE("RDom::where restricts an update to the points where its predicate hol
       return total;
     });
   }
+  SECTION("a predicate on an expression of RVars bounds the reads at that expression") {
+    // Anti-diagonals of a triangle: small(r.x + r.y) reads only [0, 5), and the condition on it
+    // guards the read of the input in the next condition.
+    ImageParam small(Int(32), 1, "small");
+    Buffer<int32_t> values(5);
+    fill_random(values, seed + 2, -100, 100);
+    small.set(values);
+    Func diagonals("diagonals");
+    RDom r(0, 9, 0, 9);
+    r.where(r.x + r.y < 5 && small(r.x + r.y) > -50);
+    diagonals(x) = 0;
+    diagonals(x) += small(r.x + r.y) * (x + r.x);
+    Buffer<int32_t> out = Pipeline(diagonals).realize<int32_t>({4});
+    check_against(out, [&](const std::vector<int> &c) {
+      int total = 0;
+      for (int j = 0; j < 9; ++j)
+        for (int i = 0; i + j < 5; ++i)
+          total += values(i + j) > -50 ? values(i + j) * (c[0] + i) : 0;
+      return total;
+    });
+  }
   SECTION("errors") {
     RDom r(0, 4);
     CHECK_THROWS_WITH(r.where(r.x + 1), Catch::Contains("where() needs a boolean condition"));

@@ -2201,3 +2201,66 @@ TEMPLATE_TEST_CASE("Under strict_float a GPU kernel computes float expressions t
     copy_to_host(out);
   check_strict_float_forms(forms, in, out);
 }
+
+TEST_CASE("rfactor on the GPU: partial reductions one per thread, merged after", "[gpu][rfactor]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int n = (1 << 20) + 37, w = 96, h = 517;
+  Buffer<int32_t> input(n), image(w, h);
+  fill_random(input, seed, -1000, 1000);
+  fill_random(image, seed + 1, -1000, 1000);
+  ImageParam in(Int(32), 1, "in"), in2(Int(32), 2, "in2");
+  in.set(input);
+  in2.set(image);
+  int64_t expected = 0;
+  for (int i = 0; i < n; ++i)
+    expected += input(i);
+  Var u("u"), ut("ut"), x("x"), xi("xi"), ui("ui");
+  for (int schedule = 0; schedule < 2; ++schedule) {
+    INFO("schedule " << schedule);
+    RDom r(0, n, "r");
+    RVar ro("ro"), ri("ri");
+    Func total("gpu_total");
+    total() = 0;
+    total() += in(r);
+    Func partial;
+    if (schedule == 0) {
+      // Thread u sums every 256th element from u: neighbouring threads read neighbouring words.
+      total.update().split(r, ro, ri, 256);
+      partial = total.update().rfactor(ri, u);
+      partial.compute_root().gpu_tile(u, ut, 64);
+      partial.update().gpu_tile(u, ut, 64);
+    } else {
+      // Thread u sums a chunk of 1024, the tail chunk guarded.
+      total.update().split(r, ro, ri, 1024);
+      partial = total.update().rfactor(ro, u);
+      partial.compute_root().gpu_tile(u, ut, 32);
+      partial.update().gpu_tile(u, ut, 32);
+    }
+    Buffer<int32_t> result = onGPU(total).realize<int32_t>({});
+    copy_to_host(result);
+    CHECK(result() == static_cast<int32_t>(expected));
+  }
+
+  // Column sums: a 2-D grid of (column, chunk of rows) threads, then each column's chunks summed.
+  RDom r(0, h, "r");
+  RVar ro("ro"), ri("ri");
+  Func columns("gpu_column_sums");
+  columns(x) = 0;
+  columns(x) += in2(x, r);
+  columns.update().split(r, ro, ri, 16);
+  Func partial = columns.update().rfactor(ro, u);
+  partial.compute_root().gpu_tile(x, u, xi, ui, 32, 8);
+  partial.update().gpu_tile(x, u, xi, ui, 32, 8);
+  columns.gpu_tile(x, xi, 32);
+  columns.update().gpu_tile(x, xi, 32);
+  Buffer<int32_t> sums = onGPU(columns).realize<int32_t>({w});
+  copy_to_host(sums);
+  check_against(sums, [&](const std::vector<int> &c) {
+    int s = 0;
+    for (int k = 0; k < h; ++k)
+      s += image(c[0], k);
+    return s;
+  });
+}
