@@ -442,6 +442,176 @@ Expr i32(Expr e) { return cast(Int(32), std::move(e)); }
 Expr i64(Expr e) { return cast(Int(64), std::move(e)); }
 Expr f32(Expr e) { return cast(Float(32), std::move(e)); }
 Expr f64(Expr e) { return cast(Float(64), std::move(e)); }
+namespace {
+
+// The integer type of a fixed-point operand.
+Type integerOperand(const Expr &a, const char *what) {
+  requireDefined(a, what);
+  const Type t = a.type();
+  if (!(t.is_int() || t.is_uint()) || t.is_bool())
+    throw CompileError(std::string(what) + " needs integers, not " + to_string(t) + ": " + ir::to_string(a));
+  return t;
+}
+
+// Both integer operands of a fixed-point operation in one type, as binary operators match them.
+Type integerOperands(Expr &a, Expr &b, const char *what) {
+  matchTypes(a, b, what);
+  integerOperand(b, what);
+  return integerOperand(a, what);
+}
+
+Type widened(Type t, const char *what) {
+  if (t.bits > 32)
+    throw CompileError(std::string(what) + " of " + to_string(t.element_of()) +
+                       ": no integer type is twice as wide; use operands of at most 32 bits");
+  return t.with_bits(t.bits * 2);
+}
+
+// A shift amount clamped to [lo, hi] (in its own type, which holds both: |lo|, |hi| <= 65) as
+// int32, with `lanes` lanes. Past the width of the value shifted, every amount shifts the same.
+Expr shiftAmount(Expr b, int lo, int hi, int lanes, const char *what) {
+  requireDefined(b, what);
+  const Type t = b.type();
+  if (!(t.is_int() || t.is_uint()) || t.is_bool())
+    throw CompileError(std::string(what) + ": the shift amount must be an integer, not " + to_string(t) + ": " +
+                       ir::to_string(b));
+  if (t.lanes != 1 && t.lanes != lanes)
+    throw CompileError(std::string(what) + ": the shift amount has " + std::to_string(t.lanes) +
+                       " lanes and the value shifted " + std::to_string(lanes));
+  Expr clamped = Min::make(b, make_const(t, int64_t(hi)));
+  if (t.is_int())
+    clamped = Max::make(clamped, make_const(t, int64_t(lo)));
+  return broadcastTo(cast(Int(32, t.lanes), clamped), lanes);
+}
+
+// x shifted left by `amount` (int32; right where negative), bits shifted out from x's width up.
+// The left shift wraps, signed too (a signed 32- or 64-bit << must not overflow).
+Expr shiftBy(const Expr &x, const Expr &amount) {
+  const Type t = x.type(), ut = t.with_code(Type::UInt);
+  const Expr zero = make_zero(amount.type());
+  Expr left = reinterpret(t, reinterpret(ut, x) << cast(ut, Max::make(amount, zero)));
+  return left >> cast(t, Max::make(Sub::make(zero, amount), zero));
+}
+
+// p (of the type twice as wide as t) shifted right by `amount` (int32 in [-t.bits, 2 * t.bits +
+// 1]; left where negative), floored or rounded half up, then saturated to t. Exact: a right
+// shift adds the last bit shifted out instead of a rounding term that could overflow, and a left
+// shift (by at most t.bits) starts from p saturated to t, which then fits.
+Expr shiftRightNarrow(const Expr &p, const Expr &amount, Type t, bool rounding) {
+  const Type w = p.type();
+  const Expr zero = make_zero(amount.type());
+  Expr inT = Max::make(Min::make(p, cast(w, make_highest(t))), cast(w, make_lowest(t)));
+  Expr left = shiftBy(inT, Sub::make(zero, amount));
+  Expr right = shiftBy(p, Sub::make(zero, amount));
+  if (rounding)
+    right = right + (shiftBy(p, Sub::make(make_one(amount.type()), amount)) & make_one(w));
+  return saturating_cast(t, select(GT::make(amount, zero), right, left));
+}
+
+} // namespace
+
+Expr widening_add(Expr a, Expr b) {
+  const Type w = widened(integerOperands(a, b, "widening_add"), "widening_add");
+  return cast(w, a) + cast(w, b);
+}
+Expr widening_sub(Expr a, Expr b) {
+  const Type w = widened(integerOperands(a, b, "widening_sub"), "widening_sub").with_code(Type::Int);
+  return cast(w, a) - cast(w, b);
+}
+Expr widening_mul(Expr a, Expr b) {
+  requireDefined(a, "widening_mul");
+  requireDefined(b, "widening_mul");
+  const Type ta = a.type(), tb = b.type();
+  // Operands of one width but not one signedness multiply signed, as in Halide.
+  if (!isLiteral(a) && !isLiteral(b) && ta.bits == tb.bits && ta.lanes == tb.lanes && ta.code != tb.code) {
+    const Type w = widened(integerOperand(a, "widening_mul"), "widening_mul").with_code(Type::Int);
+    integerOperand(b, "widening_mul");
+    return cast(w, a) * cast(w, b);
+  }
+  const Type w = widened(integerOperands(a, b, "widening_mul"), "widening_mul");
+  return cast(w, a) * cast(w, b);
+}
+Expr widening_shift_left(Expr a, Expr b) {
+  const Type w = widened(integerOperand(a, "widening_shift_left"), "widening_shift_left");
+  return shiftBy(cast(w, a), shiftAmount(b, -(w.bits + 1), w.bits + 1, w.lanes, "widening_shift_left"));
+}
+Expr widening_shift_right(Expr a, Expr b) {
+  const Type w = widened(integerOperand(a, "widening_shift_right"), "widening_shift_right");
+  Expr amount = shiftAmount(b, -(w.bits + 1), w.bits + 1, w.lanes, "widening_shift_right");
+  return shiftBy(cast(w, a), Sub::make(make_zero(amount.type()), amount));
+}
+Expr rounding_shift_right(Expr a, Expr b) {
+  const Type t = integerOperand(a, "rounding_shift_right"), w = widened(t, "rounding_shift_right");
+  return shiftRightNarrow(cast(w, a), shiftAmount(b, -t.bits, 2 * t.bits + 1, t.lanes, "rounding_shift_right"), t,
+                          true);
+}
+Expr rounding_shift_left(Expr a, Expr b) {
+  const Type t = integerOperand(a, "rounding_shift_left"), w = widened(t, "rounding_shift_left");
+  Expr amount = shiftAmount(b, -(2 * t.bits + 1), t.bits, t.lanes, "rounding_shift_left");
+  return shiftRightNarrow(cast(w, a), Sub::make(make_zero(amount.type()), amount), t, true);
+}
+Expr saturating_add(Expr a, Expr b) {
+  const Type t = integerOperands(a, b, "saturating_add");
+  if (t.bits <= 32)
+    return saturating_cast(t, widening_add(a, b));
+  if (t.is_uint()) {
+    Expr sum = a + b;
+    return select(sum < a, make_highest(t), sum);
+  }
+  // In the unsigned type the sum wraps as defined; it overflowed where the operands have one
+  // sign and the sum the other.
+  const Type ut = t.with_code(Type::UInt);
+  Expr sum = reinterpret(t, reinterpret(ut, a) + reinterpret(ut, b));
+  const Expr zero = make_zero(t);
+  Expr overflowed = (a < zero) == (b < zero) && (sum < zero) != (a < zero);
+  return select(overflowed, select(a < zero, make_lowest(t), make_highest(t)), sum);
+}
+Expr saturating_sub(Expr a, Expr b) {
+  const Type t = integerOperands(a, b, "saturating_sub");
+  if (t.bits <= 32)
+    return saturating_cast(t, widening_sub(a, b));
+  if (t.is_uint())
+    return select(a < b, make_zero(t), a - b);
+  const Type ut = t.with_code(Type::UInt);
+  Expr difference = reinterpret(t, reinterpret(ut, a) - reinterpret(ut, b));
+  const Expr zero = make_zero(t);
+  Expr overflowed = (a < zero) != (b < zero) && (difference < zero) != (a < zero);
+  return select(overflowed, select(a < zero, make_lowest(t), make_highest(t)), difference);
+}
+Expr halving_add(Expr a, Expr b) {
+  const Type t = integerOperands(a, b, "halving_add");
+  const Expr one = make_one(t);
+  if (t.bits <= 32)
+    return cast(t, widening_add(a, b) >> 1);
+  return (a >> one) + (b >> one) + (a & b & one);
+}
+Expr rounding_halving_add(Expr a, Expr b) {
+  const Type t = integerOperands(a, b, "rounding_halving_add");
+  const Expr one = make_one(t);
+  if (t.bits <= 32)
+    return cast(t, (widening_add(a, b) + 1) >> 1);
+  return (a >> one) + (b >> one) + ((a | b) & one);
+}
+Expr halving_sub(Expr a, Expr b) {
+  const Type t = integerOperands(a, b, "halving_sub");
+  const Expr one = make_one(t);
+  if (t.bits <= 32) {
+    const Type w = widened(t, "halving_sub");
+    return cast(t, (cast(w, a) - cast(w, b)) >> 1);
+  }
+  return (a >> one) - (b >> one) - (~a & b & one);
+}
+Expr mul_shift_right(Expr a, Expr b, Expr q) {
+  const Type t = integerOperands(a, b, "mul_shift_right"), w = widened(t, "mul_shift_right");
+  return shiftRightNarrow(cast(w, a) * cast(w, b), shiftAmount(q, -t.bits, 2 * t.bits + 1, t.lanes, "mul_shift_right"),
+                          t, false);
+}
+Expr rounding_mul_shift_right(Expr a, Expr b, Expr q) {
+  const Type t = integerOperands(a, b, "rounding_mul_shift_right"), w = widened(t, "rounding_mul_shift_right");
+  return shiftRightNarrow(cast(w, a) * cast(w, b),
+                          shiftAmount(q, -t.bits, 2 * t.bits + 1, t.lanes, "rounding_mul_shift_right"), t, true);
+}
+
 Expr u8_sat(Expr e) { return saturating_cast(UInt(8), std::move(e)); }
 Expr u16_sat(Expr e) { return saturating_cast(UInt(16), std::move(e)); }
 Expr u32_sat(Expr e) { return saturating_cast(UInt(32), std::move(e)); }

@@ -13,12 +13,12 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 608, "a field of FunctionContents is missing from the definition key");
-static_assert(sizeof(Definition) == 216, "a field of Definition is missing from the definition key");
-static_assert(sizeof(StageSchedule) == 72, "a field of StageSchedule is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 616, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(Definition) == 224, "a field of Definition is missing from the definition key");
+static_assert(sizeof(StageSchedule) == 80, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(Split) == 120, "a field of Split is missing from the definition key");
 static_assert(sizeof(Dim) == 40, "a field of Dim is missing from the definition key");
-static_assert(sizeof(Specialization) == 80, "a field of Specialization is missing from the definition key");
+static_assert(sizeof(Specialization) == 88, "a field of Specialization is missing from the definition key");
 static_assert(sizeof(ReductionDomainContents) == 72, "a field of ReductionDomainContents is missing from the key");
 static_assert(sizeof(ReductionVariable) == 48, "a field of ReductionVariable is missing from the definition key");
 static_assert(sizeof(LoopLevel) == 72, "a field of LoopLevel is missing from the definition key");
@@ -186,6 +186,7 @@ private:
       name(a);
       name(b);
     }
+    flag(s.allow_race_conditions);
   }
   void definition(const Definition &d) {
     tag('D');

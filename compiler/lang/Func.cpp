@@ -742,6 +742,11 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
   return gpu_tile(x, y, z, x, y, z, tx, ty, tz, xsize, ysize, zsize, tail);
 }
 
+Stage &Stage::allow_race_conditions() {
+  schedule().allow_race_conditions = true;
+  return *this;
+}
+
 Stage &Stage::atomic() {
   if (Index == 0)
     throw CompileError("atomic() of " + name() + ": only update definitions can be atomic");

@@ -51,6 +51,8 @@ struct StageSchedule {
   /// Pairs of RVar loops, by the names they had then, whose relative order reorder() changed:
   /// lowering checks that the update's result cannot depend on it.
   std::vector<std::pair<std::string, std::string>> reordered_rvars;
+  /// allow_race_conditions(): RVar loops may run in parallel or be reordered unchecked.
+  bool allow_race_conditions = false;
 };
 
 /// A schedule a definition uses where `condition` holds (Func::specialize).

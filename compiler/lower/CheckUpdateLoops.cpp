@@ -169,7 +169,7 @@ struct Update {
 std::string stageName(const std::string &func, int k) { return func + ".s" + std::to_string(k); }
 
 void checkParallelLoops(const Update &u, int k) {
-  if (u.definition.atomic)
+  if (u.definition.atomic || u.definition.schedule.allow_race_conditions)
     return;
   for (const Dim &dim : u.definition.schedule.dims) {
     if (!dim.is_rvar || dim.for_type == ForType::Serial || dim.for_type == ForType::Unrolled)
@@ -180,13 +180,13 @@ void checkParallelLoops(const Update &u, int k) {
                            to_string(dim.for_type) + " loop, but its iterations may touch the same point of " +
                            u.func + " (no argument is a one-to-one function of " + rvar +
                            " that every read of " + u.func + " shares): a race. Make the update atomic() or keep "
-                           "the loop serial");
+                           "the loop serial (or allow_race_conditions() where the race is benign)");
   }
 }
 
 void checkReorderedLoops(const Update &u, int k) {
   const StageSchedule &schedule = u.definition.schedule;
-  if (schedule.reordered_rvars.empty() || u.orderIndependent())
+  if (schedule.reordered_rvars.empty() || schedule.allow_race_conditions || u.orderIndependent())
     return;
   for (const auto &[a, b] : schedule.reordered_rvars) {
     if (u.slicedByAll(sourceRVars(a, schedule, u.rvars)) || u.slicedByAll(sourceRVars(b, schedule, u.rvars)))

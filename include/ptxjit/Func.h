@@ -112,6 +112,10 @@ public:
   /// Makes an update of the form f(...) += e add atomically, so that its loops (RVars included)
   /// may be parallel or GPU loops even when iterations hit the same point (a histogram).
   Stage &atomic();
+  /// As Halide's: lets this update's RVar loops be parallel, vectorized or GPU loops, or be
+  /// reordered, although iterations may touch the same point. Where they do, the result may
+  /// change from run to run; use it where they do not in ways ptxjit cannot prove.
+  Stage &allow_race_conditions();
 
   /// Halide's rfactor: factors this update, f(...) = f(...) op e over an RDom (op one of +, -,
   /// *, min, max, &&, ||, value by value for a Tuple), into an intermediate Func it returns and

@@ -106,6 +106,37 @@ template <typename T> Expr saturating_cast(Expr value) { return saturating_cast(
 Expr reinterpret(Type t, Expr value);
 template <typename T> Expr reinterpret(Expr value) { return reinterpret(type_of<T>(), std::move(value)); }
 
+// Halide's fixed-point arithmetic on integers, defined through widen (twice the bits, the same
+// signedness) and narrow (half the bits): exact, whatever the operands. widen needs operands of
+// at most 32 bits; saturating_add, saturating_sub and the halving ones take 64-bit ones too.
+// Shift amounts may be negative (a shift the other way) and of any integer type.
+/// widen(a) + widen(b).
+Expr widening_add(Expr a, Expr b);
+/// widen(a) - widen(b), signed.
+Expr widening_sub(Expr a, Expr b);
+/// widen(a) * widen(b); signed where either is.
+Expr widening_mul(Expr a, Expr b);
+/// widen(a) << b and widen(a) >> b.
+Expr widening_shift_left(Expr a, Expr b);
+Expr widening_shift_right(Expr a, Expr b);
+/// saturating_narrow((widen(a) + (1 << max(b, 0)) / 2) >> b): a right shift rounding to nearest
+/// (ties up); a negative b shifts left, saturating.
+Expr rounding_shift_right(Expr a, Expr b);
+/// saturating_narrow((widen(a) + (1 >> min(b, 0)) / 2) << b).
+Expr rounding_shift_left(Expr a, Expr b);
+/// saturating_narrow(widen(a) + widen(b)) and saturating_narrow(widen(a) - widen(b)).
+Expr saturating_add(Expr a, Expr b);
+Expr saturating_sub(Expr a, Expr b);
+/// narrow((widen(a) + widen(b)) / 2), narrow((widen(a) + widen(b) + 1) / 2) and
+/// narrow((widen(a) - widen(b)) / 2), dividing toward negative infinity.
+Expr halving_add(Expr a, Expr b);
+Expr rounding_halving_add(Expr a, Expr b);
+Expr halving_sub(Expr a, Expr b);
+/// saturating_narrow(widening_mul(a, b) >> q) and saturating_narrow(rounding_shift_right(
+/// widening_mul(a, b), q)), in a's type.
+Expr mul_shift_right(Expr a, Expr b, Expr q);
+Expr rounding_mul_shift_right(Expr a, Expr b, Expr q);
+
 // Halide's shorthands: u8(e) is cast<uint8_t>(e), u8_sat(e) saturating_cast<uint8_t>(e).
 Expr u8(Expr e);
 Expr u16(Expr e);

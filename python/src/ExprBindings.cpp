@@ -282,6 +282,32 @@ void bind_expr(nb::module_ &m) {
     return unsafe_promise_clamped(to_expr(v), to_expr(lo), to_expr(hi));
   });
 
+  using BinaryFunction = Expr (*)(Expr, Expr);
+  const std::pair<const char *, BinaryFunction> fixedPointFunctions[] = {
+      {"widening_add", widening_add},
+      {"widening_sub", widening_sub},
+      {"widening_mul", widening_mul},
+      {"widening_shift_left", widening_shift_left},
+      {"widening_shift_right", widening_shift_right},
+      {"rounding_shift_left", rounding_shift_left},
+      {"rounding_shift_right", rounding_shift_right},
+      {"saturating_add", saturating_add},
+      {"saturating_sub", saturating_sub},
+      {"halving_add", halving_add},
+      {"rounding_halving_add", rounding_halving_add},
+      {"halving_sub", halving_sub},
+  };
+  for (const auto &[name, function] : fixedPointFunctions) {
+    BinaryFunction f = function;
+    m.def(name, [f](nb::handle a, nb::handle b) { return f(to_expr(a), to_expr(b)); }, nb::arg("a"), nb::arg("b"));
+  }
+  m.def("mul_shift_right", [](nb::handle a, nb::handle b, nb::handle q) {
+    return mul_shift_right(to_expr(a), to_expr(b), to_expr(q));
+  });
+  m.def("rounding_mul_shift_right", [](nb::handle a, nb::handle b, nb::handle q) {
+    return rounding_mul_shift_right(to_expr(a), to_expr(b), to_expr(q));
+  });
+
   using UnaryFunction = Expr (*)(Expr);
   const std::pair<const char *, UnaryFunction> unaryFunctions[] = {
       {"sqrt", sqrt},   {"exp", exp},       {"log", log},           {"sin", sin},           {"cos", cos},

@@ -203,6 +203,7 @@ void bind_func(nb::module_ &m) {
   auto stage = nb::class_<Stage>(m, "Stage")
                    .def("name", &Stage::name)
                    .def("atomic", [](Stage &s) { return s.atomic(); })
+                   .def("allow_race_conditions", [](Stage &s) { return s.allow_race_conditions(); })
                    .def("rfactor", [](Stage &s, nb::handle r, const Var &v) { return s.rfactor(reductionVariable(r), v); },
                         nb::arg("r"), nb::arg("v"))
                    .def("rfactor",

@@ -389,6 +389,45 @@ def test_rfactor_sums_chunks_in_parallel(rng):
         largest.update().rfactor(pj.RVar("nowhere"), u)
 
 
+def test_allow_race_conditions_runs_a_scatter_in_parallel(rng):
+    n = 1000
+    values = rng.integers(-100, 100, size=n, dtype=np.int32)
+    perm = ((np.arange(n) * 337 + 5) % n).astype(np.int32)
+    pin, pperm = pj.ImageParam(pj.Int(32), 1, "pin"), pj.ImageParam(pj.Int(32), 1, "pperm")
+    pin.set(values)
+    pperm.set(perm)
+    x = pj.Var("x")
+    r = pj.RDom([(0, n)], "r")
+    out = pj.Func("scatter")
+    out[x] = 0
+    out[pj.clamp(pperm[r], 0, n - 1)] = pin[r]
+    out.update().allow_race_conditions().parallel(r)
+    expected = np.zeros(n, dtype=np.int32)
+    expected[perm] = values
+    np.testing.assert_array_equal(pj.Pipeline(out).realize([n]), expected)
+
+
+def test_fixed_point_intrinsics(rng):
+    a = rng.integers(0, 256, size=300, dtype=np.uint8)
+    b = rng.integers(0, 256, size=300, dtype=np.uint8)
+    pa, pb = pj.ImageParam(pj.UInt(8), 1, "pa"), pj.ImageParam(pj.UInt(8), 1, "pb")
+    pa.set(a)
+    pb.set(b)
+    x = pj.Var("x")
+    wide, sat, half, scaled = pj.Func("wide"), pj.Func("sat"), pj.Func("half"), pj.Func("scaled")
+    wide[x] = pj.widening_mul(pa[x], pb[x])
+    sat[x] = pj.saturating_sub(pa[x], pb[x])
+    half[x] = pj.rounding_halving_add(pa[x], pb[x])
+    scaled[x] = pj.rounding_mul_shift_right(pa[x], pb[x], 8)
+    wa, wb = a.astype(np.int64), b.astype(np.int64)
+    np.testing.assert_array_equal(pj.Pipeline(wide).realize([300]), wa * wb)
+    np.testing.assert_array_equal(pj.Pipeline(sat).realize([300]), np.maximum(wa - wb, 0))
+    np.testing.assert_array_equal(pj.Pipeline(half).realize([300]), (wa + wb + 1) >> 1)
+    np.testing.assert_array_equal(pj.Pipeline(scaled).realize([300]), np.minimum((wa * wb + 128) >> 8, 255))
+    with pytest.raises(pj.CompileError, match="no integer type is twice as wide"):
+        pj.widening_add(pj.cast(pj.Int(64), x), 1)
+
+
 def test_undef_leaves_a_value_unwritten():
     x = pj.Var("x")
     r = pj.RDom([(2, 30)], "r")

@@ -418,6 +418,50 @@ TEST_CASE("An update that reads its Func elsewhere is a race in a parallel or ve
   }
 }
 
+TEST_CASE("allow_race_conditions lets RVar loops run in parallel or reordered where ptxjit cannot prove it safe",
+          "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int n = 4000;
+  Buffer<int32_t> values(n), permutation(n);
+  fill_random(values, seed, -1000, 1000);
+  for (int i = 0; i < n; ++i)
+    permutation(i) = (i * 1237 + 11) % n; // 1237 is prime to 4000: a permutation
+  ImageParam in(Int(32), 1, "in"), perm(Int(32), 1, "perm");
+  in.set(values);
+  perm.set(permutation);
+  Var x("x");
+  RDom r(0, n, "r");
+
+  // A scatter through a permutation writes each point once, which no argument shows.
+  Func scattered("scattered");
+  scattered(x) = 0;
+  scattered(clamp(perm(r), 0, n - 1)) = in(r) * 2;
+  RVar ro("ro"), ri("ri");
+  scattered.update().split(r, ro, ri, 64).parallel(ro).vectorize(ri, 4);
+  CHECK_THROWS_WITH(Pipeline(scattered).compile_jit(Target("host")), Catch::Contains("race"));
+  scattered.update().allow_race_conditions();
+  Buffer<int32_t> out = Pipeline(scattered).realize<int32_t>({n});
+  std::vector<int32_t> expected(n);
+  for (int i = 0; i < n; ++i)
+    expected[permutation(i)] = values(i) * 2;
+  check_against(out, [&](const std::vector<int> &c) { return expected[c[0]]; });
+
+  // An order-dependent update, reordered: it runs in the order asked for.
+  RDom q(0, 3, 0, 5, "q");
+  Func horner("horner");
+  horner() = cast<uint32_t>(0);
+  horner() = horner() * 7 + cast<uint32_t>(in(q.x + 3 * q.y));
+  horner.update().reorder(q.y, q.x);
+  CHECK_THROWS_WITH(Pipeline(horner).compile_jit(Target("host")), Catch::Contains("reorders its RVar loops"));
+  horner.update().allow_race_conditions();
+  uint32_t h = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j)
+      h = h * 7u + uint32_t(values(i + 3 * j));
+  CHECK(Pipeline(horner).realize<uint32_t>({})() == h);
+}
+
 TEST_CASE("RVar loops are reordered or fused only where the order cannot change the result", "[cpu][pipeline]") {
   Var x("x");
   RDom r(0, 3, 0, 4);

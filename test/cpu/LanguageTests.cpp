@@ -1,6 +1,7 @@
 // The language at Halide's breadth, end to end on the host: operators and functions, each
 // checked against plain C++ on fresh random data, scalar and vectorized.
 
+#include "FixedPointPrograms.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
 
@@ -187,6 +188,48 @@ TEST_CASE("popcount, leading and trailing zeros, and division rounding toward ze
     checkBitCountsAndDivision<int64_t>(vectorize);
     checkBitCountsAndDivision<uint64_t>(vectorize);
   }
+}
+
+TEMPLATE_TEST_CASE("Fixed-point intrinsics (widening, rounding, saturating, halving) compute exactly on every integer type",
+                   "[cpu][language]", int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t) {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const std::vector<FixedPointForm<TestType>> forms = fixed_point_forms_of<TestType>();
+  const int n = 517;
+  FixedPointInputs<TestType> in(n, seed);
+  ImageParam a(type_of<TestType>(), 1, "a"), b(type_of<TestType>(), 1, "b"), s(Int(16), 1, "s");
+  a.set(in.a);
+  b.set(in.b);
+  s.set(in.s);
+  Var x("x"), form("form");
+  for (bool vectorize : {false, true}) {
+    INFO((vectorize ? "vectorized" : "scalar"));
+    Func f = fixed_point_func(forms, a, b, s, x, form);
+    if (vectorize)
+      f.vectorize(x, 16);
+    Buffer<uint64_t> out = Pipeline(f).realize<uint64_t>({n, int(forms.size())});
+    check_fixed_point_forms(forms, in, out);
+  }
+}
+
+TEST_CASE("Fixed-point intrinsics have Halide's result types and refuse what has no wider type", "[cpu][language]") {
+  Var x("x");
+  const Expr u8v = cast<uint8_t>(x), i8v = cast<int8_t>(x), u32v = cast<uint32_t>(x), i64v = cast<int64_t>(x);
+  CHECK(widening_add(u8v, u8v).type() == UInt(16));
+  CHECK(widening_sub(u8v, u8v).type() == Int(16));
+  CHECK(widening_mul(u8v, i8v).type() == Int(16));
+  CHECK(widening_mul(u32v, u32v).type() == UInt(64));
+  CHECK(widening_shift_left(i8v, 3).type() == Int(16));
+  CHECK(rounding_shift_right(u32v, x).type() == UInt(32));
+  CHECK(mul_shift_right(u8v, 200, 7).type() == UInt(8));
+  CHECK(saturating_add(i64v, i64v).type() == Int(64));
+  CHECK(halving_sub(u8v, 3).type() == UInt(8));
+  CHECK_THROWS_WITH(widening_add(i64v, i64v),
+                    Catch::Contains("widening_add of int64: no integer type is twice as wide"));
+  CHECK_THROWS_WITH(rounding_shift_right(i64v, 2), Catch::Contains("rounding_shift_right of int64"));
+  CHECK_THROWS_WITH(saturating_add(Expr(1.5f), Expr(2.5f)), Catch::Contains("saturating_add needs integers, not float32"));
+  CHECK_THROWS_WITH(rounding_shift_right(u8v, Expr(1.5f)), Catch::Contains("the shift amount must be an integer"));
+  CHECK_THROWS_WITH(halving_add(u8v, 300), Catch::Contains("does not fit in uint8"));
 }
 
 TEST_CASE("Bit counts of constants fold as they compute, bound the coordinates they give, and need integers",

@@ -5,6 +5,7 @@
 #include "GPUScheduleRecipes.h"
 #include "Float16Programs.h"
 #include "GPUTestUtil.h"
+#include "FixedPointPrograms.h"
 #include "StrictFloatPrograms.h"
 #include "ptxjit/DLPack.h"
 
@@ -2263,4 +2264,30 @@ TEST_CASE("rfactor on the GPU: partial reductions one per thread, merged after",
       s += image(c[0], k);
     return s;
   });
+}
+
+TEMPLATE_TEST_CASE("Fixed-point intrinsics compute exactly in GPU kernels", "[gpu]", int8_t, uint8_t, int16_t,
+                   uint16_t, int32_t, uint32_t, int64_t, uint64_t) {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const std::vector<FixedPointForm<TestType>> forms = fixed_point_forms_of<TestType>();
+  const int n = 517;
+  FixedPointInputs<TestType> in(n, seed);
+  ImageParam a(type_of<TestType>(), 1, "a"), b(type_of<TestType>(), 1, "b"), s(Int(16), 1, "s");
+  a.set(in.a);
+  b.set(in.b);
+  s.set(in.s);
+  Var x("x"), form("form"), xo("xo"), xi("xi");
+  for (bool vectorize : {false, true}) {
+    INFO((vectorize ? "vectorized" : "scalar"));
+    Func f = fixed_point_func(forms, a, b, s, x, form);
+    if (vectorize)
+      f.split(x, x, xi, 4).vectorize(xi).gpu_tile(x, xo, Var("xt"), 32);
+    else
+      f.gpu_tile(x, xo, xi, 64);
+    Buffer<uint64_t> out = onGPU(f).realize<uint64_t>({n, int(forms.size())});
+    copy_to_host(out);
+    check_fixed_point_forms(forms, in, out);
+  }
 }

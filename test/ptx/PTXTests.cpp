@@ -2,6 +2,7 @@
 // instructions it should hold and, where ptxas is installed, assembled by it.
 
 #include "codegen/OpaqueNegations.h"
+#include "FixedPointPrograms.h"
 #include "Float16Programs.h"
 #include "GPUScheduleRecipes.h"
 #include "TestUtil.h"
@@ -490,6 +491,35 @@ TEST_CASE("PTX for math functions, float tests, saturating casts and reinterpret
     CHECK_THAT(ptx, !Catch::Contains(".extern")); // libdevice is linked in, nothing left to resolve
     CHECK(assemble(ptx, "sm_80").empty());
   }
+}
+
+TEMPLATE_TEST_CASE("PTX for the fixed-point intrinsics", "[ptx]", int8_t, uint8_t, int16_t, uint16_t, int32_t,
+                   uint32_t, int64_t, uint64_t) {
+  ImageParam a(type_of<TestType>(), 1, "a"), b(type_of<TestType>(), 1, "b"), s(Int(16), 1, "s");
+  Var x("x"), form("form"), xo("xo"), xi("xi");
+  Func f = test::fixed_point_func(test::fixed_point_forms_of<TestType>(), a, b, s, x, form);
+  f.gpu_tile(x, xo, xi, 64);
+  std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".entry"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
+
+TEST_CASE("PTX for an rfactor: a kernel of partial sums, one per thread", "[ptx]") {
+  ImageParam in(Float(32), 1, "in");
+  Var u("u"), ut("ut");
+  RDom r(0, 1 << 20, "r");
+  RVar ro("ro"), ri("ri");
+  Func total("total");
+  total() = 0.0f;
+  total() += in(r);
+  total.update().split(r, ro, ri, 256);
+  Func partial = total.update().rfactor(ri, u);
+  partial.compute_root().gpu_tile(u, ut, 64);
+  partial.update().gpu_tile(u, ut, 64);
+  std::string ptx = Pipeline(total).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains(".entry"));
+  CHECK_THAT(ptx, !Catch::Contains("atom.")); // each thread its own partial sum
+  CHECK(assemble(ptx, "sm_80").empty());
 }
 
 TEST_CASE("An update restricted by RDom::where compiles for the GPU", "[ptx]") {
