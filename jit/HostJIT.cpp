@@ -211,6 +211,12 @@ std::string compileOnThisThread(llvm::Module &module, const std::function<void(c
   // but not the set-up of the optimizing pipelines, most of the time for such a module.
   const bool unoptimized = onlyUnoptimizedFunctions(module);
   (*machine).setOptLevel(unoptimized ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Default);
+  // LLVM's pass set-up turns FastISel on for level None and never off: a pooled machine that once
+  // compiled an unoptimized part would select instructions of every later optimized one with
+  // FastISel, which part got which machine depending on the threads' timing (the same program
+  // compiled to different code, and float results differed).
+  (*machine).setFastISel(false);
+  (*machine).setGlobalISel(false);
   if (!unoptimized)
     codegen::optimize_module(module, *machine, codegen::PassSelection::FastCompile);
   if (optimized)
