@@ -480,8 +480,12 @@ private:
   std::optional<int64_t> constantDifference(const Expr &a, const Expr &b) {
     if (!isLinearInt(a.type()) || !a.type().is_int())
       return std::nullopt;
-    if (auto ca = as_const_int(a), cb = as_const_int(b); ca && cb)
-      return *ca - *cb; // constants of the type: exact at any width
+    if (auto ca = as_const_int(a), cb = as_const_int(b); ca && cb) {
+      int64_t difference; // exact at any width, but of 64-bit extremes
+      if (__builtin_sub_overflow(*ca, *cb, &difference))
+        return std::nullopt;
+      return difference;
+    }
     LinearForm form;
     form.add(a, 1);
     form.add(b, -1);

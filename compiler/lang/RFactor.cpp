@@ -12,7 +12,6 @@
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lang/Function.h"
-#include "lang/UniqueName.h"
 #include "ptxjit/Func.h"
 #include "ptxjit/IROperator.h"
 
@@ -222,6 +221,22 @@ std::map<std::string, Expr> domainVariables(const std::shared_ptr<ReductionDomai
   return vars;
 }
 
+// f_intm, as Halide names it; f_intm1, f_intm2, ... where f already reads earlier ones. Made
+// from the definition, not a counter, so that the same program gets the same names (and finds
+// its compiled code in the compile cache).
+std::string intermediateName(const FunctionContents &f) {
+  const std::string base = f.name + "_intm";
+  std::set<std::string> taken;
+  for (int s = 0; s < f.num_stages(); ++s)
+    for (const Expr &value : f.stage(s).values)
+      for (const auto &callee : called_functions(value))
+        if (callee->name.rfind(base, 0) == 0)
+          taken.insert(callee->name);
+  for (size_t n = 0;; ++n)
+    if (std::string name = n == 0 ? base : base + std::to_string(n); !taken.count(name))
+      return name;
+}
+
 } // namespace
 
 Func Stage::rfactor(const RVar &r, const Var &v) { return rfactor({{r, v}}); }
@@ -308,7 +323,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
   // The intermediate: f's dimensions and the preserved Vars, the identity, then the reduction
   // over the lifted RVars.
   auto contents = std::make_shared<FunctionContents>();
-  contents->name = unique_name((f.name + "_intm").c_str());
+  contents->name = intermediateName(f);
   Func intermediate(contents);
   std::vector<Expr> pureArgs, intermediateArgs, identities;
   for (const std::string &a : f.args)
