@@ -618,6 +618,22 @@ private:
         typed.insert(v);
       }
     }
+    // A sum or a histogram computed at root, factored over one of its RVar loops: the other
+    // RVars reduce into an intermediate at root, in parallel over the kept one's Var.
+    const bool factorable = u.kind == Update::Reduce || u.kind == Update::Histogram;
+    if (!pure && factorable && !f.tuple && f.level == 0 && chance(0.3)) {
+      std::vector<std::string> rvarLoops;
+      for (const std::string &l : loops)
+        if (rvars.count(l))
+          rvarLoops.push_back(l);
+      if (!rvarLoops.empty()) {
+        Directive d;
+        d.kind = Directive::RFactor;
+        d.vars = {rvarLoops[uniform(0, static_cast<int>(rvarLoops.size()) - 1)], "u" + std::to_string(index)};
+        d.factor = chance(0.6) ? 1 : 0;
+        out.push_back(d);
+      }
+    }
     std::vector<std::string> levels;
     for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
       if (vectorized && *it == loops[0])
@@ -1292,6 +1308,13 @@ private:
         else
           stage.parallel(v(0));
         break;
+      case Directive::RFactor: {
+        Func intermediate = stage.rfactor(RVar(d.vars[0]), Var(d.vars[1]));
+        intermediate.compute_root();
+        if (d.factor == 1)
+          intermediate.update().parallel(Var(d.vars[1]));
+        break;
+      }
       }
     }
   }
@@ -1431,6 +1454,10 @@ std::string describeSchedule(const std::string &stage, const std::vector<Directi
       continue;
     case Directive::Parallel:
       s += std::string(gpu ? (d.factor == 1 ? ".gpu_blocks(" : ".gpu_threads(") : ".parallel(") + d.vars[0] + ");\n";
+      continue;
+    case Directive::RFactor:
+      s += ".rfactor(" + d.vars[0] + ", " + d.vars[1] + ").compute_root()" +
+           (d.factor == 1 ? ".update().parallel(" + d.vars[1] + ")" : std::string()) + ";\n";
       continue;
     }
   }

@@ -43,10 +43,12 @@ struct Node {
 
 /// How a stage's loops are scheduled, applied in order.
 struct Directive {
-  enum Kind { Split, Fuse, Reorder, Vectorize, Unroll, Parallel };
+  enum Kind { Split, Fuse, Reorder, Vectorize, Unroll, Parallel, RFactor };
   Kind kind = Split;
-  std::vector<std::string> vars; // Split: old, outer, inner; Fuse: inner, outer, fused; Reorder: innermost first
-  int factor = 0;
+  // Split: old, outer, inner; Fuse: inner, outer, fused; Reorder: innermost first; RFactor: the
+  // RVar loop kept, the intermediate's Var for it (the last directive of an update).
+  std::vector<std::string> vars;
+  int factor = 0; // Split: the factor; Parallel: 1 gpu_blocks, 2 gpu_threads; RFactor: 1 parallel
   int tail = 0;                  // TailStrategy: 0 Auto, 1 GuardWithIf, 2 ShiftInward, 3 RoundUp
 };
 
