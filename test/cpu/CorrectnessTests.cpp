@@ -978,7 +978,13 @@ TEST_CASE("A Laplacian pyramid of six levels compiles in well under a second and
   Buffer<float> out = Pipeline(rebuilt[0]).realize<float>({93, 61, 3});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO("compile and realize took " << seconds << " s");
-  CHECK(seconds < 10.0); // a generous limit: it took 70 s
+  // A generous limit against the exponential time it took (70 s in a release build; a sanitizer's
+  // several times that), not a measure of speed: a sanitized build on a busy machine gets more.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  CHECK(seconds < 40.0);
+#else
+  CHECK(seconds < 10.0);
+#endif
   // Each level adds back what the upsampling lost: the sum telescopes to the input.
   check_against(out, [&](const std::vector<int> &p) { return image(p[0], p[1], p[2]); }, 1e-5);
 }
