@@ -277,7 +277,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
                             [&](const Dim &x) { return x.var == rvar.name(); });
     if (dim == d.schedule.dims.end() || !dim->is_rvar)
       throw CompileError("rfactor of " + stage + ": " + rvar.name() + " is not an RVar loop of " + stage);
-    if (pureNames.count(var.name()) || preservedAs.count(var.name()))
+    if (pureNames.count(var.name()))
       throw CompileError("rfactor of " + stage + ": Var " + var.name() + " already names a dimension of " + f.name);
     if (!preservedAs.emplace(rvar.name(), var.name()).second)
       throw CompileError("rfactor of " + stage + ": " + rvar.name() + " is preserved twice");
@@ -384,12 +384,16 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
   for (size_t i = 0; i < reductions.size(); ++i)
     mergeValues.push_back(combine(mergeCombiner(reductions[i].combiner), old[static_cast<int>(i)],
                                   partial[static_cast<int>(i)]));
+  // The merge is defined where this update was: the updates after it wait aside, and all come
+  // back as they were if the definition is refused.
   std::vector<Definition> later(f.updates.begin() + Index, f.updates.end());
-  StageSchedule schedule = d.schedule;
+  const Definition original = d;
   f.updates.resize(static_cast<size_t>(Index - 1));
   try {
     self(pureArgs) = Tuple(mergeValues);
   } catch (...) {
+    f.updates.resize(static_cast<size_t>(Index - 1));
+    f.updates.push_back(original);
     f.updates.insert(f.updates.end(), later.begin(), later.end());
     throw;
   }
@@ -401,7 +405,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
   merge.splits = split.pureSplits;
   merge.dims.clear();
   std::set<std::string> covered;
-  for (const Dim &dim : schedule.dims) {
+  for (const Dim &dim : original.schedule.dims) {
     const bool liftedLoop = dim.is_rvar && !preservedAs.count(dim.var);
     if (!liftedLoop)
       merge.dims.push_back(dim);
