@@ -118,6 +118,41 @@ TEST_CASE("Host functions marked optnone compile unoptimized, in a part of their
   }
 }
 
+TEST_CASE("A host module compiles to the same object after unoptimized ones: no instruction selector carries over",
+          "[cpu][jit]") {
+  // Compiles share a pool of target machines; LLVM turns FastISel on for an unoptimized compile and
+  // never off, and an optimized one on that machine selected instructions with it.
+  llvm::LLVMContext context;
+  auto compileOptimized = [&] {
+    // A multiply-add, fused by SelectionDAG where the CPU has FMA; a loop and a select.
+    const char *ir = "define float @same_object(ptr %p, i32 %n, float %k) {\n"
+                     "entry:\n  br label %loop\n"
+                     "loop:\n  %i = phi i32 [ 0, %entry ], [ %next, %loop ]\n"
+                     "  %acc = phi float [ 0.0, %entry ], [ %sum, %loop ]\n"
+                     "  %q = getelementptr float, ptr %p, i32 %i\n  %v = load float, ptr %q\n"
+                     "  %m = fmul contract float %v, %k\n  %s = fadd contract float %m, %acc\n"
+                     "  %neg = fcmp olt float %s, 0.0\n  %sum = select i1 %neg, float %acc, float %s\n"
+                     "  %next = add i32 %i, 1\n  %done = icmp eq i32 %next, %n\n"
+                     "  br i1 %done, label %exit, label %loop\n"
+                     "exit:\n  ret float %sum\n}\n";
+    llvm::SMDiagnostic error;
+    auto module = llvm::parseAssemblyString(ir, error, context);
+    INFO(error.getMessage().str());
+    REQUIRE(module);
+    module->setTargetTriple(jit::host_triple());
+    module->setDataLayout(jit::host_data_layout());
+    const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
+    REQUIRE(objects.size() == 1);
+    return objects[0];
+  };
+  const std::string before = compileOptimized();
+  for (int i = 0; i < 2; ++i) {
+    auto unoptimized = twoFunctions(context, "unoptimized_between", 5, 5, true, true);
+    jit::compile_host_module(*unoptimized, nullptr);
+  }
+  CHECK(compileOptimized() == before);
+}
+
 TEST_CASE("Host objects link only with the data layout they were compiled for", "[cpu][jit]") {
   llvm::LLVMContext context;
   auto module = twoFunctions(context, "layout_check", 2, 2);
