@@ -349,13 +349,21 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
   std::vector<Expr> updateValues;
   for (size_t i = 0; i < reductions.size(); ++i) {
     Expr old = intermediateOld[static_cast<int>(i)];
-    Expr value = combine(reductions[i].combiner, old, substitute(toIntermediate, reductions[i].contribution));
-    // Without RVars left to carry the domain's conditions, they select the update per point.
-    if (!intermediateDomain && !intermediatePredicates.empty())
-      value = select(substitute(toIntermediate, conjunction(intermediatePredicates)), value, old);
-    updateValues.push_back(value);
+    updateValues.push_back(
+        combine(reductions[i].combiner, old, substitute(toIntermediate, reductions[i].contribution)));
   }
   intermediate(updateArgs) = Tuple(updateValues);
+  // With every RVar kept, a domain of one point carries the conditions (a split's tail), so that
+  // they guard the whole update, the reads of its arguments too, as a domain's conditions do.
+  std::optional<Dim> unitLoop;
+  if (!intermediateDomain && !intermediatePredicates.empty()) {
+    const std::string unit = d.rdom->name + "_intm.unit";
+    Definition &update = contents->updates.at(0);
+    update.rdom = makeDomain(d.rdom->name + "_intm", {{unit, make_zero(Int(32)), make_one(Int(32))}}, Expr());
+    update.rdom->used = true;
+    update.predicate = substitute(toIntermediate, conjunction(intermediatePredicates));
+    unitLoop = Dim{unit, ForType::Serial, true};
+  }
   if (!f.storage_dims.empty()) {
     contents->storage_dims = f.storage_dims;
     contents->storage_dims.insert(contents->storage_dims.end(), intermediateVars.begin(), intermediateVars.end());
@@ -364,6 +372,8 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
   // Its update is scheduled as this stage was: the preserved RVars' loops are its pure Vars'.
   StageSchedule intermediateSchedule;
   intermediateSchedule.splits = split.pureSplits;
+  if (unitLoop)
+    intermediateSchedule.dims.push_back(*unitLoop);
   for (Dim dim : d.schedule.dims) {
     if (auto p = preservedAs.find(dim.var); p != preservedAs.end())
       dim = {p->second, dim.for_type, false};

@@ -198,6 +198,34 @@ TEST_CASE("rfactor of a histogram, of an RDom with a where() condition, and of f
   }
 }
 
+TEST_CASE("rfactor keeping every RVar: a split's tail still guards what the update reads", "[cpu][rfactor]") {
+  // The intermediate has no RVar left to reduce over; the tail's condition must keep its
+  // arguments from reading past the input, which is exactly the domain's size (found by the
+  // differential tester).
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int n = 13;
+  Buffer<int32_t> values(n);
+  fill_random(values, seed, 0, 9);
+  ImageParam in(Int(32), 1, "in");
+  in.set(values);
+  Var x("x"), u("u");
+  RVar ro("ro"), ri("ri"), fused("fused");
+  RDom r(0, n, "r");
+  Func hist("tail_hist");
+  hist(x) = 0;
+  hist(clamp(in(r), 0, 9)) += 1;
+  hist.update().split(r, ro, ri, 8).fuse(ri, ro, fused);
+  hist.update().rfactor(fused, u).compute_root().update().parallel(u);
+  Buffer<int32_t> out = Pipeline(hist).realize<int32_t>({10});
+  check_against(out, [&](const std::vector<int> &c) {
+    int count = 0;
+    for (int i = 0; i < n; ++i)
+      count += values(i) == c[0];
+    return count;
+  });
+}
+
 TEST_CASE("rfactor keeps a reordered storage and can be factored again", "[cpu][rfactor]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
