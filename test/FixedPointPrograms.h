@@ -118,10 +118,12 @@ template <typename T> std::vector<FixedPointForm<T>> fixed_point_forms() {
 }
 
 /// Operands of type T over the whole range (the extremes, 0 and +-1 among them) and shift
-/// amounts of int16 from below minus the width to past twice the width, some far past.
+/// amounts of int16 from below minus the width to past twice the width, some far past; bound to
+/// the ImageParams of the same names.
 template <typename T> struct FixedPointInputs {
   Buffer<T> a, b;
   Buffer<int16_t> s;
+  ImageParam pa{type_of<T>(), 1, "a"}, pb{type_of<T>(), 1, "b"}, ps{Int(16), 1, "s"};
   FixedPointInputs(int n, uint32_t seed) : a(n), b(n), s(n) {
     constexpr int bits = sizeof(T) * 8;
     std::mt19937_64 rng(seed);
@@ -135,16 +137,19 @@ template <typename T> struct FixedPointInputs {
     }
     for (int i = 25; i < n; i += 13)
       s(i) = int16_t(i % 2 ? 300 : -300);
+    pa.set(a);
+    pb.set(b);
+    ps.set(s);
   }
 };
 
 /// f(x, form) = form's result at x, as the bits of a uint64 (signed results sign-extended).
 template <typename T>
-Func fixed_point_func(const std::vector<FixedPointForm<T>> &forms, const ImageParam &a, const ImageParam &b,
-                      const ImageParam &s, const Var &x, const Var &form) {
+Func fixed_point_func(const std::vector<FixedPointForm<T>> &forms, const FixedPointInputs<T> &in, const Var &x,
+                      const Var &form) {
   std::vector<Expr> values;
   for (const FixedPointForm<T> &f : forms)
-    values.push_back(cast<uint64_t>(f.expression(a(x), b(x), s(x))));
+    values.push_back(cast<uint64_t>(f.expression(in.pa(x), in.pb(x), in.ps(x))));
   Func f("fixed_point");
   f(x, form) = mux(form, values);
   return f;

@@ -304,6 +304,55 @@ std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e, 
   return finder.Calls;
 }
 
+std::optional<ValueReduction> match_reduction(const std::string &func, const Definition &d, size_t index) {
+  using Combiner = ValueReduction::Combiner;
+  std::map<std::string, Expr> lets;
+  const Expr body = peel_lets(d.values[index], lets);
+  auto isOld = [&](const Expr &e) {
+    const auto *call = e.as<Call>();
+    if (!call || call->call_type != Call::Halide || call->name != func ||
+        call->value_index != static_cast<int>(index) || call->args.size() != d.args.size())
+      return false;
+    for (size_t i = 0; i < d.args.size(); ++i)
+      if (!equal(simplify(substitute(lets, call->args[i])), simplify(d.args[i])))
+        return false;
+    return true;
+  };
+  // Values left undef() stay as they were throughout the update: reading them is no dependence.
+  auto contribution = [&](const Expr &e) -> std::optional<Expr> {
+    Expr written = substitute(lets, e);
+    for (size_t v = 0; v < d.values.size(); ++v)
+      if (!is_undef(d.values[v]) && !calls_to(func, written, static_cast<int>(v)).empty())
+        return std::nullopt;
+    return written;
+  };
+  // Either operand may be the old value where the combiner is commutative.
+  auto binary = [&](const auto *op, Combiner c, bool commutative) -> std::optional<ValueReduction> {
+    if (!op)
+      return std::nullopt;
+    if (isOld(op->a))
+      if (auto e = contribution(op->b))
+        return ValueReduction{c, *e};
+    if (commutative && isOld(op->b))
+      if (auto e = contribution(op->a))
+        return ValueReduction{c, *e};
+    return std::nullopt;
+  };
+  if (auto r = binary(body.as<Add>(), Combiner::Add, true))
+    return r;
+  if (auto r = binary(body.as<Sub>(), Combiner::Subtract, false))
+    return r;
+  if (auto r = binary(body.as<Mul>(), Combiner::Multiply, true))
+    return r;
+  if (auto r = binary(body.as<Min>(), Combiner::Min, true))
+    return r;
+  if (auto r = binary(body.as<Max>(), Combiner::Max, true))
+    return r;
+  if (auto r = binary(body.as<And>(), Combiner::And, true))
+    return r;
+  return binary(body.as<Or>(), Combiner::Or, true);
+}
+
 LoopLevel FunctionContents::computed_at() const {
   if (compute_level_set)
     return compute_level;

@@ -139,6 +139,17 @@ Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappe
                 const std::string &wrappedName, const std::vector<Type> &types, const std::vector<std::string> &vars,
                 bool image, const std::function<void(FunctionContents &)> &link);
 
+/// An update of value `index` of the Func named `func` of the form f(args)[index] op e, with op
+/// one of + - * min max && || and e reading none of the values the update writes: its
+/// iterations may be grouped and ordered anyhow (floats up to rounding, as in Halide), as
+/// rfactor and reordered RVar loops need.
+struct ValueReduction {
+  enum class Combiner { Add, Subtract, Multiply, Min, Max, And, Or };
+  Combiner combiner;
+  Expr contribution; // e, with the lets around the value written into it
+};
+std::optional<ValueReduction> match_reduction(const std::string &func, const Definition &d, size_t index);
+
 /// The Funcs called by `e`, other than through self-references.
 std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e);
 

@@ -7,7 +7,6 @@
 // update f() += intm(ro), over ro.
 
 #include "ir/Constants.h"
-#include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
@@ -24,15 +23,7 @@ using namespace ir;
 
 namespace {
 
-// How an update combines a value's old value with what one iteration contributes. Each is
-// associative and commutative, so the iterations may be grouped and ordered anyhow (floats up to
-// rounding, as in Halide). A subtraction accumulates negated contributions, merged by adding.
-enum class Combiner { Add, Subtract, Multiply, Min, Max, And, Or };
-
-struct ValueReduction {
-  Combiner combiner;
-  Expr contribution; // what one iteration combines in; it does not read the Func
-};
+using Combiner = ValueReduction::Combiner;
 
 Expr combine(Combiner c, Expr old, Expr contribution) {
   switch (c) {
@@ -54,7 +45,8 @@ Expr combine(Combiner c, Expr old, Expr contribution) {
   return Expr();
 }
 
-// The combiner that merges partial results: those of a subtraction are negated sums.
+// The combiner that merges partial results: a subtraction accumulates negated contributions,
+// merged by adding.
 Combiner mergeCombiner(Combiner c) { return c == Combiner::Subtract ? Combiner::Add : c; }
 
 Expr identity(Combiner c, Type t) {
@@ -74,56 +66,6 @@ Expr identity(Combiner c, Type t) {
     return make_bool(false);
   }
   return Expr();
-}
-
-// Value `index` of update `d` of f as old value `op` contribution, or nothing.
-std::optional<ValueReduction> matchReduction(const FunctionContents &f, const Definition &d, size_t index) {
-  std::map<std::string, Expr> lets;
-  const Expr body = peel_lets(d.values[index], lets);
-  auto isOld = [&](const Expr &e) {
-    const auto *call = e.as<Call>();
-    if (!call || call->call_type != Call::Halide || call->name != f.name ||
-        call->value_index != static_cast<int>(index) || call->args.size() != d.args.size())
-      return false;
-    for (size_t i = 0; i < d.args.size(); ++i)
-      if (!equal(simplify(substitute(lets, call->args[i])), simplify(d.args[i])))
-        return false;
-    return true;
-  };
-  auto contribution = [&](const Expr &e) -> std::optional<Expr> {
-    Expr written = substitute(lets, e);
-    if (!calls_to(f.name, written).empty())
-      return std::nullopt;
-    return written;
-  };
-  // Either operand may be the old value where the combiner is commutative.
-  auto binary = [&](const auto *op, Combiner c, bool commutative) -> std::optional<ValueReduction> {
-    if (!op)
-      return std::nullopt;
-    if (isOld(op->a))
-      if (auto e = contribution(op->b))
-        return ValueReduction{c, *e};
-    if (commutative && isOld(op->b))
-      if (auto e = contribution(op->a))
-        return ValueReduction{c, *e};
-    return std::nullopt;
-  };
-  std::optional<ValueReduction> found;
-  if (!found)
-    found = binary(body.as<Add>(), Combiner::Add, true);
-  if (!found)
-    found = binary(body.as<Sub>(), Combiner::Subtract, false);
-  if (!found)
-    found = binary(body.as<Mul>(), Combiner::Multiply, true);
-  if (!found)
-    found = binary(body.as<Min>(), Combiner::Min, true);
-  if (!found)
-    found = binary(body.as<Max>(), Combiner::Max, true);
-  if (!found)
-    found = binary(body.as<And>(), Combiner::And, true);
-  if (!found)
-    found = binary(body.as<Or>(), Combiner::Or, true);
-  return found;
 }
 
 Expr plainVar(const std::string &name) { return Variable::make(Int(32), name); }
@@ -258,7 +200,7 @@ Func Stage::rfactor(const std::vector<std::pair<RVar, Var>> &preserved) {
       throw CompileError("rfactor of " + stage + ": an argument of the update reads " + f.name + " itself");
   std::vector<ValueReduction> reductions;
   for (size_t i = 0; i < d.values.size(); ++i) {
-    auto r = matchReduction(f, d, i);
+    auto r = match_reduction(f.name, d, i);
     if (!r)
       throw CompileError("rfactor of " + stage + ": value " + std::to_string(i) + " (" + ir::to_string(d.values[i]) +
                          ") is not " + f.name + "'s old value combined by +, -, *, min, max, && or || with an "

@@ -117,21 +117,9 @@ struct Update {
     return !sources.empty();
   }
 
-  // A read of value `index` of the Func at the point the update writes.
-  bool isSelfAtLhs(const Expr &e, size_t index) const {
-    const auto *call = e.as<Call>();
-    if (!call || call->call_type != Call::Halide || call->name != func || call->args.size() != definition.args.size() ||
-        call->value_index != static_cast<int>(index))
-      return false;
-    for (size_t i = 0; i < call->args.size(); ++i)
-      if (!equal(substitute(lets, call->args[i]), definition.args[i]))
-        return false;
-    return true;
-  }
-
-  // Whether the order of the iterations cannot change the result: each value written is
-  // f(L)[i] op e with a commutative and associative op (or -, whose terms commute), e not reading
-  // the values written; or the values read neither those nor the RVars.
+  // Whether the order of the iterations cannot change the result: each value written is a
+  // reduction (match_reduction) and the Func is read nowhere else; or the values read neither
+  // the values written nor the RVars.
   bool orderIndependent() const {
     if (selfCalls.empty()) {
       for (const Expr &value : definition.values)
@@ -143,26 +131,9 @@ struct Update {
                                                                [](const Expr &b) { return !is_undef(b); })))
       return false;
     for (size_t i = 0; i < bodies.size(); ++i)
-      if (!is_undef(bodies[i]) && !accumulates(bodies[i], i))
+      if (!is_undef(bodies[i]) && !match_reduction(func, definition, i))
         return false;
     return true;
-  }
-
-  bool accumulates(const Expr &v, size_t index) const {
-    auto selfAndOther = [&](const Expr &a, const Expr &b, bool commutes) {
-      return isSelfAtLhs(a, index) || (commutes && isSelfAtLhs(b, index));
-    };
-    if (const auto *op = v.as<Add>())
-      return selfAndOther(op->a, op->b, true);
-    if (const auto *op = v.as<Mul>())
-      return selfAndOther(op->a, op->b, true);
-    if (const auto *op = v.as<Min>())
-      return selfAndOther(op->a, op->b, true);
-    if (const auto *op = v.as<Max>())
-      return selfAndOther(op->a, op->b, true);
-    if (const auto *op = v.as<Sub>())
-      return selfAndOther(op->a, op->b, false);
-    return false;
   }
 };
 
@@ -193,7 +164,7 @@ void checkReorderedLoops(const Update &u, int k) {
       continue;
     throw CompileError("update " + stageName(u.func, k) + " reorders its RVar loops " + a + " and " + b +
                        ", which changes the order of its iterations and may change its result. Only an update "
-                       "of the form " + u.func + "(...) = " + u.func + "(...) op e with op one of + - * min max, "
+                       "of the form " + u.func + "(...) = " + u.func + "(...) op e with op one of + - * min max && ||, "
                        "or one whose reordered iterations touch distinct points, may reorder its RVars");
   }
 }

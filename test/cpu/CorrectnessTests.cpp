@@ -491,7 +491,7 @@ TEST_CASE("RVar loops are reordered or fused only where the order cannot change 
     f.update().fuse(r.x, r.y, fused);
     CHECK(Pipeline(f).realize<int>({1})(0) == serialOrder);
   }
-  SECTION("sums, products, min and max reorder and fuse in either order") {
+  SECTION("sums, products, min, max, && and || reorder and fuse in either order") {
     uint32_t seed = fresh_seed();
     INFO("seed " << seed);
     ImageParam in(Int(32), 2, "in");
@@ -523,6 +523,24 @@ TEST_CASE("RVar loops are reordered or fused only where the order cannot change 
     check_against(Pipeline(mx).realize<int>({3}), [&](const std::vector<int> &c) { return hi + c[0]; });
     check_against(Pipeline(mn).realize<int>({3}), [&](const std::vector<int> &c) { return lo - c[0]; });
     check_against(Pipeline(pr).realize<int>({3}), [&](const std::vector<int> &) { return p; });
+    // && and || too (as rfactor finds them): whether every value, or any, passes.
+    Func all("all_positive"), any("any_large"), flags("flags");
+    all(x) = true;
+    all(x) = all(x) && in(r.x, r.y) + x > -45;
+    any(x) = false;
+    any(x) = in(r.x, r.y) - x > 40 || any(x);
+    all.update().reorder(r.y, r.x);
+    any.update().fuse(r.y, r.x, fused);
+    flags(x) = select(all(x), 1, 0) + select(any(x), 2, 0);
+    check_against(Pipeline(flags).realize<int>({3}), [&](const std::vector<int> &c) {
+      bool a = true, b = false;
+      for (int ry = 0; ry < 4; ++ry)
+        for (int rx = 0; rx < 3; ++rx) {
+          a = a && input(rx, ry) + c[0] > -45;
+          b = b || input(rx, ry) - c[0] > 40;
+        }
+      return (a ? 1 : 0) + (b ? 2 : 0);
+    });
   }
   SECTION("iterations writing distinct points reorder freely") {
     Func g("transpose_write");

@@ -197,14 +197,10 @@ TEMPLATE_TEST_CASE("Fixed-point intrinsics (widening, rounding, saturating, halv
   const std::vector<FixedPointForm<TestType>> forms = fixed_point_forms_of<TestType>();
   const int n = 517;
   FixedPointInputs<TestType> in(n, seed);
-  ImageParam a(type_of<TestType>(), 1, "a"), b(type_of<TestType>(), 1, "b"), s(Int(16), 1, "s");
-  a.set(in.a);
-  b.set(in.b);
-  s.set(in.s);
   Var x("x"), form("form");
   for (bool vectorize : {false, true}) {
     INFO((vectorize ? "vectorized" : "scalar"));
-    Func f = fixed_point_func(forms, a, b, s, x, form);
+    Func f = fixed_point_func(forms, in, x, form);
     if (vectorize)
       f.vectorize(x, 16);
     Buffer<uint64_t> out = Pipeline(f).realize<uint64_t>({n, int(forms.size())});

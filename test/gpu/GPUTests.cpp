@@ -2274,14 +2274,10 @@ TEMPLATE_TEST_CASE("Fixed-point intrinsics compute exactly in GPU kernels", "[gp
   const std::vector<FixedPointForm<TestType>> forms = fixed_point_forms_of<TestType>();
   const int n = 517;
   FixedPointInputs<TestType> in(n, seed);
-  ImageParam a(type_of<TestType>(), 1, "a"), b(type_of<TestType>(), 1, "b"), s(Int(16), 1, "s");
-  a.set(in.a);
-  b.set(in.b);
-  s.set(in.s);
   Var x("x"), form("form"), xo("xo"), xi("xi");
   for (bool vectorize : {false, true}) {
     INFO((vectorize ? "vectorized" : "scalar"));
-    Func f = fixed_point_func(forms, a, b, s, x, form);
+    Func f = fixed_point_func(forms, in, x, form);
     if (vectorize)
       f.split(x, x, xi, 4).vectorize(xi).gpu_tile(x, xo, Var("xt"), 32);
     else

@@ -495,9 +495,9 @@ TEST_CASE("PTX for math functions, float tests, saturating casts and reinterpret
 
 TEMPLATE_TEST_CASE("PTX for the fixed-point intrinsics", "[ptx]", int8_t, uint8_t, int16_t, uint16_t, int32_t,
                    uint32_t, int64_t, uint64_t) {
-  ImageParam a(type_of<TestType>(), 1, "a"), b(type_of<TestType>(), 1, "b"), s(Int(16), 1, "s");
+  test::FixedPointInputs<TestType> in(64, 1);
   Var x("x"), form("form"), xo("xo"), xi("xi");
-  Func f = test::fixed_point_func(test::fixed_point_forms_of<TestType>(), a, b, s, x, form);
+  Func f = test::fixed_point_func(test::fixed_point_forms_of<TestType>(), in, x, form);
   f.gpu_tile(x, xo, xi, 64);
   std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK_THAT(ptx, Catch::Contains(".entry"));
