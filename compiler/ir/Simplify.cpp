@@ -516,10 +516,32 @@ private:
     return nonZeroTerms(form) == 0 ? std::optional<int64_t>(form.Constant) : std::nullopt;
   }
 
+  // Whether an operand of the chain of Nodes (mins, or maxes) `chain` is, a few levels deep, is
+  // `e` or known to be on e's side of it (below it in a chain of mins): then the chain absorbs e.
+  template <typename Node> bool absorbs(const Expr &chain, const Expr &e, bool isMin, int depth) {
+    const auto *node = chain.as<Node>();
+    if (!node || depth > 8)
+      return false;
+    for (const Expr &operand : {node->a, node->b}) {
+      if (equal(operand, e) || absorbs<Node>(operand, e, isMin, depth + 1))
+        return true;
+      if (auto d = operand.as<Node>() ? std::nullopt : constantDifference(operand, e); d && (isMin ? *d <= 0 : *d >= 0))
+        return true;
+    }
+    return false;
+  }
+
   template <typename Node> Expr minOrMax(const Node *op, bool isMin) {
     Expr a = mutate(op->a), b = mutate(op->b);
     if (equalThroughLets(a, b))
       return a;
+    // An operand a chain absorbs adds nothing: bounds inference unions the interval of each read
+    // (min(min(min(x, c - 1), c), c + 1) for three reads of one column).
+    // Not for floats: with a NaN, the order of a chain's operands decides which value comes out.
+    if (!op->type.is_float() && absorbs<Node>(a, b, isMin, 0))
+      return a;
+    if (!op->type.is_float() && absorbs<Node>(b, a, isMin, 0))
+      return b;
     if (auto d = constantDifferenceThroughLets(a, b))
       return (*d <= 0) == isMin ? a : b;
     Type t = op->type;

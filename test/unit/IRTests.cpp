@@ -198,6 +198,22 @@ TEST_CASE("Mins, maxes and lets fold over constant loop ranges", "[unit][ir]") {
   CHECK_THAT(to_string(simplify(guarded(k <= 6))), Catch::Contains("if"));
 }
 
+TEST_CASE("A chain of mins or maxes absorbs an operand it already bounds", "[unit][ir]") {
+  Expr x = v("x"), c = v("c") * 8 + v("d");
+  // Bounds inference unions one interval a read: three reads of rows c - 1, c, c + 1.
+  CHECK(equal(simplify(min(min(min(x, c - 1), c), c + 1)), simplify(min(x, c - 1))));
+  CHECK(equal(simplify(max(max(max(x, c + 1), c), c - 1)), simplify(max(x, c + 1))));
+  CHECK(equal(simplify(min(c, min(x, c))), simplify(min(x, c))));
+  CHECK(equal(simplify(max(max(x, max(v("y"), c)), c)), simplify(max(x, max(v("y"), c)))));
+  // Not absorbed: an operand on the other side, or unrelated.
+  CHECK_THAT(to_string(simplify(min(min(x, c + 1), c))), Catch::Contains("min(min("));
+  CHECK_THAT(to_string(simplify(max(max(x, c - 1), c))), Catch::Contains("max(max("));
+  CHECK_THAT(to_string(simplify(min(min(x, c), v("y")))), Catch::Contains("min(min("));
+  // Floats keep their chains: with a NaN the order of a chain's operands decides its value.
+  Expr f = v("f", Float(32)), g = v("g", Float(32)), h = v("h", Float(32));
+  CHECK_THAT(to_string(simplify(min(min(min(f, g), h), g))), Catch::Contains("min(min(min("));
+}
+
 TEST_CASE("Common subexpressions worth it become lets, in time linear in the DAG", "[unit][ir]") {
   Expr x = v("x"), f = v("f", Float(32));
   auto load = [&](Expr i) { return Load::make(Float(32), "in", i); };
