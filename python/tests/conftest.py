@@ -1,11 +1,15 @@
+import atexit
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
-# Each run compiles into a cache directory of its own, as the C++ suites do.
-os.environ.setdefault("PTXJIT_CACHE_DIR", tempfile.mkdtemp(prefix="ptxjit-pytest-cache-"))
+# Each run compiles into a cache directory of its own, removed at the end, as the C++ suites do.
+if "PTXJIT_CACHE_DIR" not in os.environ:
+    os.environ["PTXJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptxjit-pytest-cache-")
+    atexit.register(shutil.rmtree, os.environ["PTXJIT_CACHE_DIR"], ignore_errors=True)
 
 
 @pytest.fixture
