@@ -59,6 +59,11 @@ int CachingAllocator::release(uint64_t pointer) {
   return 0;
 }
 
+bool CachingAllocator::holds(uint64_t pointer) const {
+  std::lock_guard<std::mutex> lock(Mutex);
+  return Live.count(pointer) != 0;
+}
+
 void CachingAllocator::trim(size_t keep) {
   std::lock_guard<std::mutex> lock(Mutex);
   trimLocked(keep);

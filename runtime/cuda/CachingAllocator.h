@@ -33,6 +33,8 @@ public:
   int allocate(size_t bytes, uint64_t *out);
   /// The block goes back to the cache; the caller guarantees the device is done with it.
   int release(uint64_t pointer);
+  /// Whether `pointer` is a block this allocator handed out and has not had back.
+  bool holds(uint64_t pointer) const;
   /// Gives cached blocks back to the backend until at most `keep` bytes are reserved unused.
   void trim(size_t keep);
   Statistics statistics() const;

@@ -6,6 +6,7 @@
 
 #include "TestUtil.h"
 #include "cuda/CudaDriver.h"
+#include "cuda/DevicePools.h"
 #include "ptxjit.h"
 
 #include <atomic>
@@ -27,6 +28,20 @@
 namespace ptxjit::test {
 
 namespace cu = ptxjit::runtime::cuda;
+
+// Makes device 0's first pool allocations and waits for them, for tests of what the pools
+// themselves do: until then a process's allocations are bridged through cuMemAlloc.
+inline void warmDevicePools() {
+  CUdevice d;
+  CUcontext primary;
+  REQUIRE(cu::driver().cuDeviceGet(&d, 0) == CUDA_SUCCESS);
+  REQUIRE(cu::driver().cuDevicePrimaryCtxRetain(&primary, d) == CUDA_SUCCESS);
+  REQUIRE(cu::driver().cuCtxPushCurrent(primary) == CUDA_SUCCESS);
+  cu::warm_pools(0);
+  CUcontext popped;
+  cu::driver().cuCtxPopCurrent(&popped);
+  cu::driver().cuDevicePrimaryCtxRelease(d);
+}
 
 inline int deviceCount() {
   int n = 0;

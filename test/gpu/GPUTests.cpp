@@ -396,6 +396,7 @@ TEST_CASE("popcount, leading and trailing zeros and division rounding toward zer
 
 TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM and reuses memory", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
+  warmDevicePools();
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
   ImageParam in(Float(32), 2, "in");
@@ -496,6 +497,7 @@ TEST_CASE("Intermediates come from the transient pool, which trims, survives OOM
 
 TEST_CASE("Buffers' device copies come from a pool of their own", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
+  warmDevicePools();
   const int w = 1000, h = 300;
   const uint64_t bytes = uint64_t(w) * h * sizeof(float);
   Buffer<float> a(w, h);
@@ -627,6 +629,67 @@ TEST_CASE("Devices without stream-ordered pools use the caching allocator", "[gp
   setenv("PTXJIT_NO_MEMORY_POOLS", "1", 1);
   run_in_child_process("Transient memory without pools (child process)");
   unsetenv("PTXJIT_NO_MEMORY_POOLS");
+}
+
+// A process's first realize: its allocations come from cuMemAlloc while a thread makes the
+// pools' first allocations (the driver's take ~7 ms); later ones come from the pools.
+TEST_CASE("A process's first allocations are bridged while the pools warm (child process)", "[.]") {
+  PTXJIT_REQUIRE_GPU();
+  ImageParam in(Float(32), 2, "in");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Func a("a"), out("out");
+  a(x, y) = in(x, y) * 3.0f;
+  out(x, y) = a(x, y) - a(x + 1, y);
+  a.compute_root().gpu_tile(x, y, xi, yi, 32, 8);
+  out.gpu_tile(x, y, xi, yi, 32, 8);
+  Buffer<float> input(201, 70);
+  fill_random(input, fresh_seed());
+  in.set(input);
+  Pipeline p = onGPU(out);
+  auto expected = [&](const std::vector<int> &c) { return input(c[0], c[1]) * 3.0f - input(c[0] + 1, c[1]) * 3.0f; };
+  Buffer<float> result(200, 70);
+  result.fill(NAN);
+  p.realize(result);
+  check_against(result, expected);
+  const char *exitAt = std::getenv("PTXJIT_TEST_EXIT_AFTER_FIRST_REALIZE");
+  if (exitAt && std::string(exitAt) == "1")
+    std::exit(0); // the warming thread may still run: exit must neither hang nor crash
+  cu::PoolStatistics transient = cu::pool_statistics(cu::PoolKind::Transient, 0),
+                     buffers = cu::pool_statistics(cu::PoolKind::Buffer, 0);
+  REQUIRE(transient.pooled);
+  // The process's first allocation is always bridged; how many of the realize's three (the
+  // intermediate, the staged input and output) were depends on how long the driver took.
+  CHECK(buffers.bridged_allocations + transient.bridged_allocations >= 1);
+  CHECK(buffers.bridged_allocations + transient.bridged_allocations <= 3);
+  CHECK(transient.used_bytes == 0);
+  CHECK(buffers.used_bytes == 0);
+
+  warmDevicePools();
+  for (int i = 0; i < 5; ++i) {
+    result.fill(NAN);
+    p.realize(result);
+    check_against(result, expected);
+  }
+  device_sync();
+  cu::PoolStatistics later = cu::pool_statistics(cu::PoolKind::Transient, 0);
+  CHECK(later.bridged_allocations == transient.bridged_allocations);
+  CHECK(later.allocations - transient.allocations == 5 * 3); // the intermediate, the staged input and output
+  CHECK(later.frees == later.allocations);
+  CHECK(later.used_bytes == 0);
+  // The bridged blocks went back to the device once the pools were warm: trimming the pools to
+  // nothing leaves nothing reserved.
+  JIT::trim_device_memory(0, 0);
+  CHECK(JIT::device_memory_statistics(0).reserved_bytes == 0);
+  CHECK(JIT::device_memory_statistics(0, DeviceMemory::Buffers).reserved_bytes == 0);
+}
+
+TEST_CASE("A process's first realize does not wait for the pools' first allocation", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  run_in_child_process("A process's first allocations are bridged while the pools warm (child process)");
+  // A process that ends right after its first realize, its pools still warming.
+  for (int i = 0; i < 3; ++i)
+    require_passed(spawn_test("A process's first allocations are bridged while the pools warm (child process)",
+                              {"PTXJIT_TEST_EXIT_AFTER_FIRST_REALIZE=1"}));
 }
 
 TEST_CASE("A CUDA DLPack tensor is read in place", "[gpu]") {

@@ -53,9 +53,13 @@ TEST_CASE("Freed blocks are reused; trim and out of memory give them back", "[un
     uint64_t a = 0, b = 0, c = 0;
     REQUIRE(allocator.allocate(3000, &a) == 0);
     REQUIRE(allocator.allocate(100 << 10, &b) == 0);
+    CHECK(allocator.holds(a));
     REQUIRE(allocator.release(a) == 0);
+    CHECK_FALSE(allocator.holds(a)); // cached, no longer handed out
+    CHECK(allocator.holds(b));
     REQUIRE(allocator.allocate(4000, &c) == 0); // same class as 3000: reused
     CHECK(c == a);
+    CHECK(allocator.holds(c));
     CHECK(device.Allocations == 2);
     CHECK(allocator.release(12345) != 0); // not one of its blocks
     auto s = allocator.statistics();
