@@ -8,6 +8,7 @@
 #include "ir/Substitute.h"
 
 #include <optional>
+#include <set>
 
 namespace ptxjit::lower {
 
@@ -15,14 +16,94 @@ using namespace ir;
 
 namespace {
 
+// The names of the lets whose intervals a query can need: those named by the coordinates it
+// collects, by loop bounds and by conditions, and by the values of the lets so named,
+// transitively. Lets of other names (a realization's bounds, most often, the largest values) are
+// never bounded: nothing the query reads looks them up.
+class NeededLets : public IRVisitor {
+public:
+  explicit NeededLets(const BoxQuery &query) : Query(query) {}
+
+  std::set<std::string> names() const {
+    std::set<std::string> needed;
+    std::vector<std::string> work;
+    auto reach = [&](const Expr &e) {
+      for (const std::string &name : variablesOf(e))
+        if (needed.insert(name).second)
+          work.push_back(name);
+    };
+    for (const Expr &root : Roots)
+      reach(root);
+    while (!work.empty()) {
+      const std::string name = std::move(work.back());
+      work.pop_back();
+      for (auto [it, end] = Definitions.equal_range(name); it != end; ++it)
+        reach(it->second);
+    }
+    return needed;
+  }
+
+private:
+  const BoxQuery &Query;
+  std::vector<Expr> Roots;
+  std::multimap<std::string, Expr> Definitions;
+
+  static std::set<std::string> variablesOf(const Expr &e) {
+    struct Names : IRVisitor {
+      std::set<std::string> Found;
+      using IRVisitor::visit;
+      void visit(const Variable *op) override { Found.insert(op->name); }
+    } names;
+    e.accept(&names);
+    return std::move(names.Found);
+  }
+
+  using IRVisitor::visit;
+
+  void visit(const Call *op) override {
+    IRVisitor::visit(op);
+    if (Query.calls && op->name == Query.name && (op->call_type == Call::Halide || op->call_type == Call::Image))
+      Roots.insert(Roots.end(), op->args.begin(), op->args.end());
+  }
+
+  void visit(const Provide *op) override {
+    IRVisitor::visit(op);
+    if (Query.provides && op->name == Query.name)
+      Roots.insert(Roots.end(), op->args.begin(), op->args.end());
+  }
+
+  void visit(const For *op) override {
+    Roots.push_back(op->min);
+    Roots.push_back(op->extent);
+    IRVisitor::visit(op);
+  }
+
+  void visit(const IfThenElse *op) override {
+    Roots.push_back(op->condition);
+    IRVisitor::visit(op);
+  }
+
+  void visit(const LetStmt *op) override {
+    Definitions.emplace(op->name, op->value);
+    IRVisitor::visit(op);
+  }
+
+  void visit(const Let *op) override {
+    Definitions.emplace(op->name, op->value);
+    IRVisitor::visit(op);
+  }
+};
+
 class BoxFinder : public IRVisitor {
 public:
-  BoxFinder(const BoxQuery &query, const Scope &scope) : Query(query), TheScope(scope) {}
+  BoxFinder(const BoxQuery &query, const Scope &scope, std::set<std::string> neededLets)
+      : Query(query), TheScope(scope), NeededLetNames(std::move(neededLets)) {}
   Box Result;
 
 private:
   const BoxQuery &Query;
   Scope TheScope;
+  const std::set<std::string> NeededLetNames;
   // The values of the lets walked through, in terms of variables outside them: loop bounds keep
   // the correlation between a loop's min and extent that intervals alone would lose.
   std::map<std::string, Expr> LetValues;
@@ -122,6 +203,9 @@ private:
 
   void visit(const LetStmt *op) override {
     op->value.accept(this);
+    // A let nothing the query reads names is not bounded: no lookup of its name can follow.
+    if (!NeededLetNames.count(op->name))
+      return op->body.accept(this);
     Expr value = substitute(LetValues, op->value);
     const std::optional<Expr> saved = find(LetValues, op->name), savedDefinition = find(LetDefinitions, op->name);
     LetDefinitions[op->name] = op->value;
@@ -175,6 +259,8 @@ private:
 
   void visit(const Let *op) override {
     op->value.accept(this);
+    if (!NeededLetNames.count(op->name))
+      return op->body.accept(this);
     bindNamingLargeEnds(op->name, bounds_of_expr_in_scope(nameGuarded(op->value), TheScope, Query.call_bounds),
                         op->body);
   }
@@ -315,20 +401,20 @@ private:
   }
 };
 
+template <typename Node> Box box_touched(const Node &node, const BoxQuery &query, const Scope &scope) {
+  if (!node.defined())
+    return {};
+  NeededLets needed(query);
+  node.accept(&needed);
+  BoxFinder finder(query, scope, needed.names());
+  node.accept(&finder);
+  return finder.Result;
+}
+
 } // namespace
 
-Box box_touched(const Stmt &s, const BoxQuery &query, const Scope &scope) {
-  BoxFinder finder(query, scope);
-  if (s.defined())
-    s.accept(&finder);
-  return finder.Result;
-}
+Box box_touched(const Stmt &s, const BoxQuery &query, const Scope &scope) { return box_touched<Stmt>(s, query, scope); }
 
-Box box_touched(const Expr &e, const BoxQuery &query, const Scope &scope) {
-  BoxFinder finder(query, scope);
-  if (e.defined())
-    e.accept(&finder);
-  return finder.Result;
-}
+Box box_touched(const Expr &e, const BoxQuery &query, const Scope &scope) { return box_touched<Expr>(e, query, scope); }
 
 } // namespace ptxjit::lower

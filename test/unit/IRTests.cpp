@@ -7,6 +7,7 @@
 #include "ir/Interval.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "lower/BoxesTouched.h"
 #include "ptxjit.h"
 
 #include <catch2/catch.hpp>
@@ -240,6 +241,40 @@ TEST_CASE("Substitution respects shadowing", "[unit][ir]") {
   CHECK(to_string(substitute("x", Expr(7), e)) == "(7 + (let x = 2 in (x * 3)))");
   CHECK(uses_variable(e, "x"));
   CHECK_FALSE(uses_variable(e, "y"));
+}
+
+TEST_CASE("The box a statement touches follows the lets its reads name, shadowed ones too", "[unit][ir]") {
+  // for (x, 0, 10): a read at a, with lets of other names (a realization's bounds, a large value)
+  // around it, and a name defined twice whose inner definition names an outer let.
+  auto read = [](const Expr &at) { return Evaluate::make(Call::make(Float(32), "in", {at}, Call::Image)); };
+  Expr large = v("x");
+  for (int i = 0; i < 40; ++i)
+    large = min(large * 3 + i, v("x") - i);
+  auto boxOf = [](const Stmt &s) {
+    lower::Box box = lower::box_touched(s, {"in", true, false, nullptr});
+    REQUIRE(box.size() == 1);
+    return std::make_pair(as_const_int(simplify(box[0].min)), as_const_int(simplify(box[0].max)));
+  };
+  using Ends = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
+  Stmt plain = LetStmt::make("a", v("x") * 2, LetStmt::make("unused", large, read(v("a"))));
+  CHECK(boxOf(For::make("x", 0, 10, ForType::Serial, plain)) == Ends(0, 18));
+  // a is x * 2 outside and offset + 1 inside, offset = x + 100: the read is at [101, 110].
+  Stmt shadowed = LetStmt::make(
+      "offset", v("x") + 100,
+      LetStmt::make("a", v("x") * 2, LetStmt::make("a", v("offset") + 1, read(v("a")))));
+  CHECK(boxOf(For::make("x", 0, 10, ForType::Serial, shadowed)) == Ends(101, 110));
+  // A loop's bounds and a guard's condition name lets too: y runs over [n, n + 3], capped at 5.
+  Stmt guarded = LetStmt::make(
+      "n", Expr(2),
+      LetStmt::make("limit", Expr(5),
+                    For::make("y", v("n"), 4, ForType::Serial,
+                              IfThenElse::make(v("y") <= v("limit"), read(v("y") * 10)))));
+  CHECK(boxOf(guarded) == Ends(20, 50));
+  // Reads inside a let's value count, whatever the let's name.
+  Stmt inValue = For::make("x", 0, 10, ForType::Serial,
+                           LetStmt::make("t", Call::make(Float(32), "in", {v("x") - 3}, Call::Image),
+                                         Evaluate::make(v("t", Float(32)))));
+  CHECK(boxOf(inValue) == Ends(-3, 6));
 }
 
 TEST_CASE("Interval arithmetic bounds masks, shifts and complements", "[unit][ir]") {
