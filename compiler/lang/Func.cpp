@@ -1063,6 +1063,23 @@ Func &Func::align_bounds(const Var &var, Expr modulus, Expr remainder) {
   return *this;
 }
 
+Func &Func::set_estimate(const Var &var, Expr min, Expr extent) {
+  checkBoundVar(*Contents, "set_estimate", var, {min, extent});
+  return *this;
+}
+
+Func &Func::set_estimates(const Region &estimates) {
+  if (!Contents->defined())
+    throw CompileError("set_estimates of Func " + name() + ": define the Func before scheduling it");
+  if (estimates.size() != Contents->args.size())
+    throw CompileError("set_estimates of Func " + name() + ": " + std::to_string(estimates.size()) +
+                       " ranges for its " + std::to_string(Contents->args.size()) + " dimensions (" +
+                       joinNames(Contents->args) + ")");
+  for (size_t d = 0; d < estimates.size(); ++d)
+    set_estimate(Var(Contents->args[d]), estimates[d].min, estimates[d].extent);
+  return *this;
+}
+
 Func &Func::compute_root() {
   Contents->compute_level = {LoopLevel::Root, "", ""};
   Contents->compute_level_set = true;

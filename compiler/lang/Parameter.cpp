@@ -108,6 +108,15 @@ ImageParam &ImageParam::set_host_alignment(int bytes) {
   return *this;
 }
 
+ImageParam &ImageParam::set_estimates(const Region &estimates) {
+  if (int(estimates.size()) != dimensions())
+    throw CompileError("ImageParam " + name() + ": set_estimates with " + std::to_string(estimates.size()) +
+                       " ranges for " + std::to_string(dimensions()) + " dimensions");
+  for (size_t d = 0; d < estimates.size(); ++d)
+    dim(int(d)).set_estimate(estimates[d].min, estimates[d].extent);
+  return *this;
+}
+
 Expr Dimension::field(const char *name) const {
   return ir::Variable::make(Int(32), buffer_field_name(Contents->name, name, D), Contents);
 }
@@ -154,7 +163,13 @@ Dimension &Dimension::set_bounds(Expr min, Expr extent) {
   return constrain("extent", std::move(extent));
 }
 Dimension &Dimension::set_stride(Expr stride) { return constrain("stride", std::move(stride)); }
-Dimension &Dimension::set_estimate(Expr, Expr) { return *this; }
+Dimension &Dimension::set_estimate(Expr min, Expr extent) {
+  for (const Expr &v : {min, extent})
+    if (!v.defined() || !(v.type().is_int() || v.type().is_uint()) || v.type().is_vector())
+      throw CompileError("ImageParam " + Contents->name + ": set_estimate of dimension " + std::to_string(D) +
+                         ": its values must be integers");
+  return *this;
+}
 
 namespace {
 

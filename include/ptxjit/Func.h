@@ -273,6 +273,13 @@ public:
   /// constant) plus `remainder` and to span a multiple of `modulus` points.
   Func &align_bounds(const Var &var, Expr modulus, Expr remainder = 0);
 
+  /// A region for Halide's autoschedulers to plan for (where `var` is usually realized); ptxjit
+  /// has none and makes the same code with or without it. `var` must be one of the Func's
+  /// arguments and the values integers, as in Halide.
+  Func &set_estimate(const Var &var, Expr min, Expr extent);
+  /// set_estimate of each dimension in order: as many ranges as the Func has dimensions.
+  Func &set_estimates(const Region &estimates);
+
   // Where the Func is computed and stored. The default is inline for pure Funcs and root for
   // Funcs with update definitions.
   Func &compute_root();

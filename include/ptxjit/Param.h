@@ -34,6 +34,8 @@ public:
   explicit Param(const std::string &name = "") : Contents(detail::make_scalar_parameter(type_of<T>(), name)) {}
   Param(const std::string &name, T value) : Param(name) { set(value); }
   void set(T value) { detail::set_scalar_parameter(*Contents, &value, sizeof(T)); }
+  /// A value for Halide's autoschedulers to plan for; ptxjit has none and does not use it.
+  Param &set_estimate(T) { return *this; }
   T get() const {
     T value;
     detail::get_scalar_parameter(*Contents, &value, sizeof(T));
@@ -99,6 +101,8 @@ public:
   /// The host pointer of the buffer bound must be a multiple of `bytes` (a power of two), checked
   /// when it is bound with set().
   ImageParam &set_host_alignment(int bytes);
+  /// dim(d).set_estimate of each dimension d in order: as many ranges as dimensions.
+  ImageParam &set_estimates(const Region &estimates);
 
   Expr operator()(std::vector<Expr> args) const;
   template <typename... Args> Expr operator()(Args &&...args) const {

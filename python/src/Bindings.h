@@ -86,6 +86,8 @@ Expr to_expr(nb::handle value);
 void add_expr_operators(nb::handle cls);
 /// A Python tuple or list of such values, or one of them.
 std::vector<Expr> to_exprs(nb::handle values);
+/// A list of Range(min, extent) or (min, extent) pairs. Raises TypeError otherwise.
+Region to_region(nb::handle bounds);
 
 void bind_errors(nb::module_ &m);
 void bind_expr(nb::module_ &m);

@@ -151,6 +151,19 @@ std::vector<Expr> to_exprs(nb::handle values) {
   return result;
 }
 
+Region to_region(nb::handle bounds) {
+  Region region;
+  for (nb::handle b : bounds) {
+    if (nb::isinstance<Range>(b))
+      region.push_back(nb::cast<Range>(b));
+    else if ((nb::isinstance<nb::tuple>(b) || nb::isinstance<nb::list>(b)) && nb::len(b) == 2)
+      region.emplace_back(to_expr(b[0]), to_expr(b[1]));
+    else
+      throw nb::type_error("a region is a list of Range(min, extent) or (min, extent) pairs");
+  }
+  return region;
+}
+
 void bind_expr(nb::module_ &m) {
   nb::class_<Type>(m, "Type")
       .def_prop_ro("bits", [](Type t) { return int(t.bits); })

@@ -241,6 +241,11 @@ void bind_func(nb::module_ &m) {
           .def("specialize_fail", &Func::specialize_fail, nb::arg("message"))
           .def("bound", [](Func &f, const Var &v, nb::handle min, nb::handle extent) { return f.bound(v, to_expr(min), to_expr(extent)); },
                nb::arg("var"), nb::arg("min"), nb::arg("extent"))
+          .def("set_estimate",
+               [](Func &f, const Var &v, nb::handle min, nb::handle extent) { return f.set_estimate(v, to_expr(min), to_expr(extent)); },
+               nb::arg("var"), nb::arg("min"), nb::arg("extent"))
+          .def("set_estimates", [](Func &f, nb::handle region) { return f.set_estimates(to_region(region)); },
+               nb::arg("estimates"))
           .def("bound_extent", [](Func &f, const Var &v, nb::handle extent) { return f.bound_extent(v, to_expr(extent)); },
                nb::arg("var"), nb::arg("extent"))
           .def("align_bounds",
@@ -280,25 +285,13 @@ void bind_func(nb::module_ &m) {
   });
 
   nb::module_ boundary = m.def_submodule("BoundaryConditions", "Funcs that extend a Func or an image past its bounds");
-  auto regionOf = [](nb::handle bounds) {
-    Region region;
-    for (nb::handle b : bounds) {
-      if (nb::isinstance<Range>(b))
-        region.push_back(nb::cast<Range>(b));
-      else if (isSequence(b) && nb::len(b) == 2)
-        region.emplace_back(to_expr(b[0]), to_expr(b[1]));
-      else
-        throw nb::type_error("bounds are a list of Range(min, extent) or (min, extent) pairs");
-    }
-    return region;
-  };
   boundary.def("constant_exterior", [](const ImageParam &image, nb::handle value) {
     return BoundaryConditions::constant_exterior(image, to_expr(value));
   });
-  boundary.def("constant_exterior", [regionOf](const Func &f, nb::handle value, nb::handle bounds) {
+  boundary.def("constant_exterior", [](const Func &f, nb::handle value, nb::handle bounds) {
     if (isSequence(value))
-      return BoundaryConditions::constant_exterior(f, toTuple(value), regionOf(bounds));
-    return BoundaryConditions::constant_exterior(f, to_expr(value), regionOf(bounds));
+      return BoundaryConditions::constant_exterior(f, toTuple(value), to_region(bounds));
+    return BoundaryConditions::constant_exterior(f, to_expr(value), to_region(bounds));
   });
   using ImageCondition = Func (*)(const ImageParam &);
   using FuncCondition = Func (*)(const Func &, const Region &);
@@ -312,7 +305,7 @@ void bind_func(nb::module_ &m) {
     ImageCondition image = onImage;
     FuncCondition onSource = onFunc;
     boundary.def(name, [image](const ImageParam &p) { return image(p); }, nb::arg("image"));
-    boundary.def(name, [onSource, regionOf](const Func &f, nb::handle bounds) { return onSource(f, regionOf(bounds)); },
+    boundary.def(name, [onSource](const Func &f, nb::handle bounds) { return onSource(f, to_region(bounds)); },
                  nb::arg("source"), nb::arg("bounds"));
   }
 }

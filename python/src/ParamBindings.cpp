@@ -100,6 +100,8 @@ void bind_params(nb::module_ &m) {
                        },
                        nb::arg("type"), nb::arg("name") = "", nb::arg("value") = nb::none())
                    .def("set", &setScalar, nb::arg("value"))
+                   .def("set_estimate", [](ScalarParam &p, nb::handle) -> ScalarParam & { return p; }, nb::arg("value"),
+                        nb::rv_policy::reference_internal, "A value for Halide's autoschedulers; ptxjit does not use it")
                    .def("get", &getScalar)
                    .def("name", [](const ScalarParam &p) { return detail::parameter_name(*p.contents); })
                    .def("type", [](const ScalarParam &p) { return p.type; })
@@ -144,6 +146,8 @@ void bind_params(nb::module_ &m) {
       .def("height", &ImageParam::height)
       .def("dim", &ImageParam::dim)
       .def("set_host_alignment", &ImageParam::set_host_alignment, nb::rv_policy::reference_internal)
+      .def("set_estimates", [](ImageParam &p, nb::handle region) -> ImageParam & { return p.set_estimates(to_region(region)); },
+           nb::arg("estimates"), nb::rv_policy::reference_internal)
       .def("__getitem__", [](const ImageParam &p, nb::handle key) { return p(to_exprs(key)); })
       .def("in_", nb::overload_cast<const Func &>(&ImageParam::in), nb::arg("consumer"))
       .def("in_", nb::overload_cast<>(&ImageParam::in))

@@ -443,3 +443,31 @@ def test_undef_leaves_a_value_unwritten():
     for _ in range(30):
         expected.append(expected[-1] + expected[-2])
     np.testing.assert_array_equal(out, expected)
+
+
+def test_estimates_are_checked_and_change_nothing(rng):
+    def make(estimates):
+        inp, bx, by, x, y = blur_pipeline()
+        gain = pj.Param(pj.Float(32), "gain", 2.0)
+        out = pj.Func("scaled")
+        out[x, y] = by[x, y] * gain
+        if estimates:
+            inp.set_estimates([(0, 1920), pj.Range(0, 1080)])
+            inp.dim(0).set_estimate(0, 1920)
+            gain.set_estimate(0.5)
+            out.set_estimates([(0, 1918), (0, 1078)]).set_estimate(y, 0, 1078)
+        return inp, out, x
+    inp, out, x = make(True)
+    _, plain, _ = make(False)
+    assert pj.Pipeline(out).lowered_stmt(pj.Target("host")) == pj.Pipeline(plain).lowered_stmt(pj.Target("host"))
+    a = rng.random((20, 30), dtype=np.float32)
+    buffer = pj.Buffer(a)
+    buffer.set_min([-1, -1])
+    inp.set(buffer)
+    np.testing.assert_allclose(pj.Pipeline(out).realize([28, 18]), blur_reference(a) * 2, rtol=1e-6)
+    with pytest.raises(pj.CompileError, match="z is not one of its arguments"):
+        out.set_estimate(pj.Var("z"), 0, 8)
+    with pytest.raises(pj.CompileError, match="1 ranges for its 2 dimensions"):
+        out.set_estimates([(0, 8)])
+    with pytest.raises(TypeError, match="a region is a list"):
+        out.set_estimates([0, 8])

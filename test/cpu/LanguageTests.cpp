@@ -2051,3 +2051,47 @@ TEST_CASE("The loop nest and values of a split, reordered and specialized Func w
     check_against(out, [](const std::vector<int> &c) { return c[0] * c[1] + (c[1] == 0 ? 1 : 0); });
   }
 }
+
+TEST_CASE("Estimates are accepted as in Halide and change nothing", "[cpu][language]") {
+  // Halide's generators declare estimates for its autoschedulers; ptxjit has none.
+  auto make = [](bool estimates) {
+    ImageParam in(Float(32), 2, "in");
+    Param<float> gain("gain");
+    Var x("x"), y("y"), xi("xi");
+    Func clamped = BoundaryConditions::repeat_edge(in);
+    Func blur("blur_estimated");
+    blur(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) * gain;
+    blur.split(x, x, xi, 8).vectorize(xi).parallel(y);
+    if (estimates) {
+      in.set_estimates({{0, 1920}, {0, 1080}});
+      in.dim(0).set_estimate(0, 1920);
+      gain.set_estimate(0.5f);
+      blur.set_estimates({{0, 1920}, {0, 1080}}).set_estimate(y, 0, 1080);
+    }
+    return std::make_tuple(in, gain, blur);
+  };
+  auto [plainIn, plainGain, plain] = make(false);
+  auto [in, gain, blur] = make(true);
+  CHECK(Pipeline(blur).lowered_stmt(Target("host")) == Pipeline(plain).lowered_stmt(Target("host")));
+
+  Buffer<float> input(37, 11);
+  fill_random(input, fresh_seed());
+  in.set(input);
+  gain.set(0.25f);
+  Buffer<float> out = blur.realize<float>({37, 11}, Target("host"));
+  for (int y = 0; y < 11; ++y)
+    for (int x = 0; x < 37; ++x) {
+      float sum = input(std::max(x - 1, 0), y) + input(x, y) + input(std::min(x + 1, 36), y);
+      REQUIRE(out(x, y) == sum * 0.25f);
+    }
+
+  Var z("z");
+  Func undefined("undefined_f");
+  CHECK_THROWS_WITH(undefined.set_estimate(z, 0, 8), Catch::Contains("define the Func before scheduling it"));
+  CHECK_THROWS_WITH(blur.set_estimate(z, 0, 8),
+                    Catch::Contains("set_estimate of Func blur_estimated: z is not one of its arguments (x, y)"));
+  CHECK_THROWS_WITH(blur.set_estimate(Var("x"), 0.5f, 8), Catch::Contains("its values must be integers"));
+  CHECK_THROWS_WITH(blur.set_estimates({{0, 8}}), Catch::Contains("1 ranges for its 2 dimensions (x, y)"));
+  CHECK_THROWS_WITH(in.set_estimates({{0, 8}, {0, 8}, {0, 3}}), Catch::Contains("ImageParam in: set_estimates with 3 ranges for 2 dimensions"));
+  CHECK_THROWS_WITH(in.dim(1).set_estimate(0, 2.0f), Catch::Contains("ImageParam in: set_estimate of dimension 1: its values must be integers"));
+}
