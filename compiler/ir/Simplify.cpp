@@ -138,19 +138,9 @@ bool isLinearInt(Type t) { return t.is_scalar() && (t.is_int() || t.is_uint()); 
 // recorded.
 struct LetValue {
   Expr value;
-  std::vector<std::string> names;
+  std::set<std::string> names;
   size_t depth = 0;
 };
-
-std::vector<std::string> variablesOf(const Expr &e) {
-  struct Finder : IRVisitor {
-    std::set<std::string> Names;
-    using IRVisitor::visit;
-    void visit(const Variable *op) override { Names.insert(op->name); }
-  } finder;
-  e.accept(&finder);
-  return {finder.Names.begin(), finder.Names.end()};
-}
 
 class Simplifier : public IRMutator {
 public:
@@ -799,7 +789,7 @@ private:
       // Not a value that names the let itself (let x = min(x * 8, e) + xi): inside, x is the let.
       if (!substitutable && value.type().is_int() && value.type().is_scalar() && value.type().bits >= 32 &&
           !uses_variable(value, op->name))
-        LetValues[op->name] = {value, variablesOf(value), BindingDepth};
+        LetValues[op->name] = {value, variable_names(value), BindingDepth};
       return mutate(body);
     });
     // Uses remain where a let inside rebinds what the replacement names: the let stays for them.

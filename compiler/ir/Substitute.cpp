@@ -120,6 +120,16 @@ Stmt substitute(const std::string &name, const Expr &replacement, const Stmt &s)
   return substitute(std::map<std::string, Expr>{{name, replacement}}, s);
 }
 
+std::set<std::string> variable_names(const Expr &e) {
+  struct Names : IRVisitor {
+    std::set<std::string> Found;
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { Found.insert(op->name); }
+  } names;
+  e.accept(&names);
+  return std::move(names.Found);
+}
+
 bool uses_variable(const Expr &e, const std::string &name) {
   VariableFinder finder(name);
   if (e.defined())

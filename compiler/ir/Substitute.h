@@ -7,6 +7,7 @@
 #include "IR.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace ptxjit::ir {
@@ -26,6 +27,9 @@ bool has_more_nodes_than(const Expr &e, int nodes);
 
 /// The size (in nodes) past which a let's value, expanded into outer variables, stays a name.
 constexpr int MaxExpandedLetNodes = 200;
+
+/// The names of the variables `e` mentions (free or not).
+std::set<std::string> variable_names(const Expr &e);
 
 /// Whether `e` or `s` mentions variable `name` (free or not).
 bool uses_variable(const Expr &e, const std::string &name);

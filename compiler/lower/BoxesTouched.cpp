@@ -28,7 +28,7 @@ public:
     std::set<std::string> needed;
     std::vector<std::string> work;
     auto reach = [&](const Expr &e) {
-      for (const std::string &name : variablesOf(e))
+      for (const std::string &name : variable_names(e))
         if (needed.insert(name).second)
           work.push_back(name);
     };
@@ -47,16 +47,6 @@ private:
   const BoxQuery &Query;
   std::vector<Expr> Roots;
   std::multimap<std::string, Expr> Definitions;
-
-  static std::set<std::string> variablesOf(const Expr &e) {
-    struct Names : IRVisitor {
-      std::set<std::string> Found;
-      using IRVisitor::visit;
-      void visit(const Variable *op) override { Found.insert(op->name); }
-    } names;
-    e.accept(&names);
-    return std::move(names.Found);
-  }
 
   using IRVisitor::visit;
 
