@@ -100,8 +100,16 @@ void bind_params(nb::module_ &m) {
                        },
                        nb::arg("type"), nb::arg("name") = "", nb::arg("value") = nb::none())
                    .def("set", &setScalar, nb::arg("value"))
-                   .def("set_estimate", [](ScalarParam &p, nb::handle) -> ScalarParam & { return p; }, nb::arg("value"),
-                        nb::rv_policy::reference_internal, "A value for Halide's autoschedulers; ptxjit does not use it")
+                   .def(
+                       "set_estimate",
+                       [](ScalarParam &p, nb::handle value) -> ScalarParam & {
+                         // Checked as set() checks a value, on a scratch Param: the estimate is not kept.
+                         setScalar(ScalarParam{detail::make_scalar_parameter(p.type, detail::parameter_name(*p.contents)), p.type},
+                                   value);
+                         return p;
+                       },
+                       nb::arg("value"), nb::rv_policy::reference_internal,
+                       "A value for Halide's autoschedulers, checked as set() checks one; ptxjit does not use it")
                    .def("get", &getScalar)
                    .def("name", [](const ScalarParam &p) { return detail::parameter_name(*p.contents); })
                    .def("type", [](const ScalarParam &p) { return p.type; })

@@ -471,3 +471,7 @@ def test_estimates_are_checked_and_change_nothing(rng):
         out.set_estimates([(0, 8)])
     with pytest.raises(TypeError, match="a region is a list"):
         out.set_estimates([0, 8])
+    gain = pj.Param(pj.Float(32), "gain", 3.0)
+    with pytest.raises(TypeError, match="Param gain of type float32 takes a number"):
+        gain.set_estimate("fast")
+    assert gain.get() == 3.0  # an estimate is not a value
