@@ -7,6 +7,7 @@
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -132,7 +133,35 @@ private:
 
   using IRVisitor::visit;
 
-  // `e` with each guarded expression in it replaced by the name of its narrowed interval.
+  // A sum `e` written as k * guarded + rest, with `guarded` by its name and rest naming none of
+  // its variables; undefined where it is not one. The simplifier folds a guarded expression into
+  // the sums around it: x + (u * 7 + ri + 1) + 2 reads at x + u * 7 + ri + 3.
+  static Expr asMultipleOfGuarded(const Expr &e, const Expr &guarded, const std::string &name) {
+    if (!(e.as<Add>() || e.as<Sub>() || e.as<Mul>()) || e.type() != guarded.type() || !e.type().is_int() ||
+        !e.type().is_scalar())
+      return Expr();
+    const std::set<std::string> names = variable_names(guarded);
+    if (names.empty())
+      return Expr();
+    // The coefficients of one of guarded's variables in each give k; the rest must then be free
+    // of all of them, which also rejects an `e` that is not linear in them.
+    const std::string &probe = *names.begin();
+    auto coefficient = [&](const Expr &x) {
+      return as_const_int(simplify(Sub::make(substitute(probe, make_one(x.type()), x),
+                                             substitute(probe, make_zero(x.type()), x))));
+    };
+    const auto inE = coefficient(e), inGuarded = coefficient(guarded);
+    if (!inE || !inGuarded || *inE == 0 || *inGuarded == 0 || *inE % *inGuarded != 0)
+      return Expr();
+    const Expr k = make_const(e.type(), *inE / *inGuarded);
+    const Expr rest = simplify(Sub::make(e, Mul::make(guarded, k)));
+    if (std::any_of(names.begin(), names.end(), [&](const std::string &n) { return uses_variable(rest, n); }))
+      return Expr();
+    return simplify(Add::make(Mul::make(Variable::make(e.type(), name), k), rest));
+  }
+
+  // `e` with each guarded expression in it, alone or as a multiple inside a sum, replaced by the
+  // name of its narrowed interval.
   Expr nameGuarded(const Expr &e) const {
     if (GuardedExprs.empty())
       return e;
@@ -143,6 +172,9 @@ private:
         for (const auto &[guarded, name] : Guarded)
           if (equal(e, guarded))
             return Variable::make(e.type(), name);
+        for (const auto &[guarded, name] : Guarded)
+          if (Expr named = asMultipleOfGuarded(e, guarded, name); named.defined())
+            return named;
         return IRMutator::mutate(e);
       }
     } namer(GuardedExprs);

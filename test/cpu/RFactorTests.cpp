@@ -226,6 +226,47 @@ TEST_CASE("rfactor keeping every RVar: a split's tail still guards what the upda
   });
 }
 
+TEST_CASE("rfactor of a split with a tail: the tail's guard bounds reads at the split RVar inside sums", "[cpu][rfactor]") {
+  // In the intermediate an RVar r of RDom(m, e) split by k is u * k + ri + m, folded into the
+  // reads' larger sums (x + r + 2 through an inlined Func, 2 * r - x); the tail's guard must bound
+  // them, or an input that covers exactly what the domain reads is refused (found by the
+  // differential tester).
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  struct Case {
+    int min, extent, factor;
+  };
+  for (const Case c : {Case{1, 6, 7}, Case{0, 13, 4}, Case{-2, 9, 5}, Case{3, 10, 16}}) {
+    INFO("RDom(" << c.min << ", " << c.extent << ") split by " << c.factor);
+    const int w = 11, last = c.min + c.extent - 1;
+    // Each input covers exactly what its read reaches for x in [0, w).
+    Buffer<int32_t> shifted(w + c.extent), scaled(2 * last - (2 * c.min - (w - 1)) + 1);
+    shifted.set_min({c.min + 2});
+    scaled.set_min({2 * c.min - (w - 1)});
+    fill_random(shifted, seed, -1000, 1000);
+    fill_random(scaled, seed + 1, -1000, 1000);
+    ImageParam a(Int(32), 1, "a"), b(Int(32), 1, "b");
+    a.set(shifted);
+    b.set(scaled);
+    Var x("x"), u("u");
+    RVar ro("ro"), ri("ri");
+    RDom r(c.min, c.extent, "r");
+    Func offset("offset"), f("tail_sum");
+    offset(x) = a(x + 2) * 3;
+    f(x) = 0;
+    f(x) += offset(x + r) + b(2 * r - x);
+    f.update().split(r, ro, ri, c.factor, TailStrategy::GuardWithIf);
+    f.update().rfactor(ro, u).compute_root().update().parallel(u);
+    Buffer<int32_t> out = Pipeline(f).realize<int32_t>({w});
+    check_against(out, [&](const std::vector<int> &p) {
+      int sum = 0;
+      for (int i = c.min; i <= last; ++i)
+        sum += shifted(p[0] + i + 2) * 3 + scaled(2 * i - p[0]);
+      return sum;
+    });
+  }
+}
+
 TEST_CASE("rfactor keeps a reordered storage and can be factored again", "[cpu][rfactor]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
