@@ -1,12 +1,12 @@
 #include "HostJIT.h"
 
 #include "RuntimeInterface.h"
+#include "codegen/CodeGenPasses.h"
 #include "codegen/LLVMOptimizer.h"
 #include "ptxjit/Error.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
-#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -14,17 +14,18 @@
 #include <llvm/ExecutionEngine/Orc/TaskDispatch.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/OptBisect.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <future>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -181,19 +182,6 @@ const llvm::DataLayout &host_data_layout() { return state().JIT->getDataLayout()
 
 namespace {
 
-/// Leaves loop strength reduction out of host code generation. Lowering already computes each
-/// access as a base plus the loop variable times a stride, which x86 addressing takes as it is;
-/// LSR's rewrite of those into pointer increments took about 1.5 of the CPU blur's 10.6 ms of
-/// code generation, and without it the matrix product (19.9 -> 17.0 ms, with the short pass
-/// pipeline) and the 5x5 convolution (0.48 -> 0.41 ms) got faster, no pipeline measured slower.
-/// A gate of the module's context, not LLVM's global -disable-lsr option, so that device code
-/// and other users of LLVM in the process keep it.
-class HostCodeGenGate : public llvm::OptPassGate {
-public:
-  bool isEnabled() const override { return true; }
-  bool shouldRunPass(llvm::StringRef pass, llvm::StringRef) override { return pass != "Loop Strength Reduction"; }
-};
-
 /// Whether every function `module` defines is marked optnone (code that runs once per realize:
 /// see CodeGen_Host::compile).
 bool onlyUnoptimizedFunctions(const llvm::Module &module) {
@@ -202,31 +190,125 @@ bool onlyUnoptimizedFunctions(const llvm::Module &module) {
   });
 }
 
+/// Host code generation for one module: a target machine of the pool at one optimization level,
+/// and LLVM's pass manager set up on it to write an object to a buffer of its own. The set-up
+/// does not depend on the module and is about a tenth of a small pipeline's compile, so it is
+/// done ahead, while the pipeline is lowered (HostCodeGenerationAhead).
+///
+/// Loop strength reduction is left out. Lowering already computes each access as a base plus
+/// the loop variable times a stride, which x86 addressing takes as it is; LSR's rewrite of those
+/// into pointer increments took about 1.5 of the CPU blur's 10.6 ms of code generation, and
+/// without it the matrix product (19.9 -> 17.0 ms) and the 5x5 convolution (0.48 -> 0.41 ms) got
+/// faster, no pipeline measured slower. Left out of the set-up, rather than skipped where it
+/// would run, LSR's analyses (IVUsers) do not run either.
+class HostCodeGenerator {
+public:
+  HostCodeGenerator(JITState &state, bool optimized) : Machine(state) {
+    llvm::TargetMachine &machine = *Machine;
+    // A module of optnone functions only is compiled by the short pipeline of level None
+    // (FastISel, the fast register allocator): optnone alone skips the passes' work but not the
+    // set-up of the optimizing pipelines, most of the time for such a module.
+    machine.setOptLevel(optimized ? llvm::CodeGenOptLevel::Default : llvm::CodeGenOptLevel::None);
+    // LLVM's set-up turns FastISel on for level None and never off: a pooled machine that once
+    // compiled an unoptimized part would select instructions of every later optimized one with
+    // FastISel, which part got which machine depending on the threads' timing (the same program
+    // compiled to different code, and float results differed).
+    machine.setFastISel(false);
+    machine.setGlobalISel(false);
+    llvm::MCContext *context = nullptr;
+    if (codegen::add_code_generation_passes(/*loopStrengthReduction=*/false, [&] {
+          return static_cast<llvm::LLVMTargetMachine &>(machine).addPassesToEmitMC(Passes, context, Stream);
+        }))
+      throw InternalError("the host target machine cannot emit objects");
+  }
+  HostCodeGenerator(const HostCodeGenerator &) = delete;
+  HostCodeGenerator &operator=(const HostCodeGenerator &) = delete;
+
+  llvm::TargetMachine &machine() const { return *Machine; }
+
+  /// Compiles `module` to an ELF relocatable object. Once per generator.
+  std::string compile(llvm::Module &module) {
+    Passes.run(module);
+    return std::string(Object.data(), Object.size());
+  }
+
+private:
+  llvm::SmallVector<char, 0> Object;
+  llvm::raw_svector_ostream Stream{Object};
+  PooledMachine Machine;
+  llvm::legacy::PassManager Passes; // holds Machine and Stream: destroyed first
+};
+
+/// Host code generators set up ahead, at most one of each optimization level, and the levels
+/// being set up.
+class HostCodeGeneratorPool {
+public:
+  /// Marks the levels that have no generator, ready or being set up, as being set up, and
+  /// returns them, the optimized one first (the longer compile of a module's parts).
+  std::vector<bool> claimMissing() {
+    std::lock_guard<std::mutex> lock(Mutex);
+    std::vector<bool> claimed;
+    for (bool optimized : {true, false})
+      if (!Ready[optimized] && !InSetUp[optimized]) {
+        InSetUp[optimized] = true;
+        claimed.push_back(optimized);
+      }
+    return claimed;
+  }
+
+  /// Sets up a generator of a claimed level. On failure none is kept: take() then sets one up
+  /// itself and throws the error to its caller.
+  void setUp(bool optimized) noexcept {
+    std::unique_ptr<HostCodeGenerator> made;
+    try {
+      made = std::make_unique<HostCodeGenerator>(state(), optimized);
+    } catch (...) {
+    }
+    std::lock_guard<std::mutex> lock(Mutex);
+    Ready[optimized] = std::move(made);
+    InSetUp[optimized] = false;
+    Changed.notify_all();
+  }
+
+  void unclaim(bool optimized) {
+    std::lock_guard<std::mutex> lock(Mutex);
+    InSetUp[optimized] = false;
+    Changed.notify_all();
+  }
+
+  /// A generator of that level: the one set up ahead, waited for while it is being set up, or
+  /// else one set up now.
+  std::unique_ptr<HostCodeGenerator> take(bool optimized) {
+    {
+      std::unique_lock<std::mutex> lock(Mutex);
+      Changed.wait(lock, [&] { return Ready[optimized] || !InSetUp[optimized]; });
+      if (Ready[optimized])
+        return std::move(Ready[optimized]);
+    }
+    return std::make_unique<HostCodeGenerator>(state(), optimized);
+  }
+
+private:
+  std::mutex Mutex; // guards Ready and InSetUp
+  std::condition_variable Changed;
+  std::unique_ptr<HostCodeGenerator> Ready[2];
+  bool InSetUp[2] = {false, false};
+};
+
+/// The process's pool, made once and never destroyed (like the JIT, whose machines it holds).
+HostCodeGeneratorPool &generatorPool() {
+  static HostCodeGeneratorPool *const pool = new HostCodeGeneratorPool;
+  return *pool;
+}
+
 std::string compileOnThisThread(llvm::Module &module, const std::function<void(const llvm::Module &)> &optimized) {
-  static HostCodeGenGate gate; // stateless: shared by concurrent compiles
-  module.getContext().setOptPassGate(gate);
-  PooledMachine machine(state());
-  // A module of optnone functions only is compiled by the short code generation pipeline of
-  // level None (FastISel, the fast register allocator): optnone alone skips the passes' work
-  // but not the set-up of the optimizing pipelines, most of the time for such a module.
   const bool unoptimized = onlyUnoptimizedFunctions(module);
-  (*machine).setOptLevel(unoptimized ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Default);
-  // LLVM's pass set-up turns FastISel on for level None and never off: a pooled machine that once
-  // compiled an unoptimized part would select instructions of every later optimized one with
-  // FastISel, which part got which machine depending on the threads' timing (the same program
-  // compiled to different code, and float results differed).
-  (*machine).setFastISel(false);
-  (*machine).setGlobalISel(false);
+  std::unique_ptr<HostCodeGenerator> generator = generatorPool().take(!unoptimized);
   if (!unoptimized)
-    codegen::optimize_module(module, *machine, codegen::PassSelection::FastCompile);
+    codegen::optimize_module(module, generator->machine(), codegen::PassSelection::FastCompile);
   if (optimized)
     optimized(module);
-  llvm::orc::SimpleCompiler compiler(*machine);
-  auto object = compiler(module);
-  if (!object)
-    throw InternalError("cannot compile the host code of " + module.getName().str() + ": " +
-                        describe(object.takeError()));
-  return (*object)->getBuffer().str();
+  return generator->compile(module);
 }
 
 /// Below this many instructions, functions are not given a part of their own: a thread's copy
@@ -288,6 +370,30 @@ void keepPart(llvm::Module &module, const std::function<bool(const llvm::Functio
 }
 
 } // namespace
+
+HostCodeGenerationAhead::HostCodeGenerationAhead() {
+  if (std::thread::hardware_concurrency() < 2)
+    return;
+  HostCodeGeneratorPool &pool = generatorPool();
+  const std::vector<bool> levels = pool.claimMissing();
+  if (levels.empty())
+    return;
+  try {
+    SetUp = std::thread([&pool, levels] {
+      for (bool optimized : levels)
+        pool.setUp(optimized);
+    });
+  } catch (const std::system_error &) {
+    // No thread: compile_host_module sets up its generators itself.
+    for (bool optimized : levels)
+      pool.unclaim(optimized);
+  }
+}
+
+HostCodeGenerationAhead::~HostCodeGenerationAhead() {
+  if (SetUp.joinable())
+    SetUp.join();
+}
 
 std::vector<std::string> compile_host_module(llvm::Module &module,
                                              const std::function<void(const llvm::Module &)> &optimized) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace llvm {
@@ -27,6 +28,21 @@ std::string host_triple();
 const llvm::DataLayout &host_data_layout();
 /// The host's triple, CPU and features: host code is made for this machine's vector unit.
 const std::string &host_machine();
+
+/// Sets up the host code generation that compile_host_module will use on a thread of its own,
+/// while the caller lowers the pipeline (LLVM's pass set-up does not depend on the module); the
+/// destructor waits for that thread. Does nothing where the machine has one core or where that
+/// set-up is ready from an earlier compile.
+class HostCodeGenerationAhead {
+public:
+  HostCodeGenerationAhead();
+  ~HostCodeGenerationAhead();
+  HostCodeGenerationAhead(const HostCodeGenerationAhead &) = delete;
+  HostCodeGenerationAhead &operator=(const HostCodeGenerationAhead &) = delete;
+
+private:
+  std::thread SetUp;
+};
 
 /// Optimizes `module` for the host and compiles it to ELF relocatable objects: one, or, where
 /// the machine has two cores and the module parts big enough (a pipeline and its parallel loop

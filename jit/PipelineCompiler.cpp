@@ -448,7 +448,8 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
     }
   }
 
-  // A miss: lower, generate, compile, link, store.
+  // A miss: lower, generate, compile, link, store. Host code generation is set up meanwhile.
+  HostCodeGenerationAhead codeGenerationAhead;
   std::string phases;
   auto phaseStart = Clock::now();
   auto phase = [&](const char *what) {

@@ -1,4 +1,5 @@
 #include "CodeGen_PTX.h"
+#include "CodeGenPasses.h"
 
 #include "Libdevice.h"
 #include "LLVMOptimizer.h"
@@ -382,7 +383,9 @@ std::string CodeGen_PTX::compile_to_ptx() {
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream out(ptx);
   llvm::legacy::PassManager passes;
-  if (Machine->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
+  if (add_code_generation_passes(/*loopStrengthReduction=*/true, [&] {
+        return Machine->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile);
+      }))
     internal_error("NVPTX cannot emit PTX");
   passes.run(*Module);
   return make_negations_opaque(std::string(ptx.str()));
