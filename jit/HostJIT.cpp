@@ -5,8 +5,6 @@
 #include "codegen/LLVMOptimizer.h"
 #include "ptxjit/Error.h"
 
-#include <llvm/Bitcode/BitcodeReader.h>
-#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -311,8 +309,8 @@ std::string compileOnThisThread(llvm::Module &module, const std::function<void(c
   return generator->compile(module);
 }
 
-/// Below this many instructions, functions are not given a part of their own: a thread's copy
-/// of the module (about 0.3 ms) would cost more than it saves.
+/// Below this many instructions, functions are not given a part of their own: making the module
+/// again for another thread would cost more than it saves.
 constexpr size_t MinimumInstructionsOfAPart = 100;
 
 /// The names of the functions of each part of `module` but the first, which keeps the rest;
@@ -358,15 +356,31 @@ std::vector<std::set<std::string>> extraParts(const llvm::Module &module) {
 
 /// Leaves in `module` only the function bodies that `keep` accepts (the others become
 /// declarations) and, unless `keepGlobals`, declares instead of defines its global variables
-/// that other objects can see (the other part defines them).
+/// that other objects can see (the other part defines them). Each part calls functions of the
+/// others by name, so none stays local to its object.
 void keepPart(llvm::Module &module, const std::function<bool(const llvm::Function &)> &keep, bool keepGlobals) {
-  for (llvm::Function &f : module)
-    if (!f.isDeclaration() && !keep(f))
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    if (f.hasLocalLinkage())
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    if (!keep(f))
       f.deleteBody();
+  }
   if (!keepGlobals)
     for (llvm::GlobalVariable &g : module.globals())
       if (!g.hasLocalLinkage() && g.hasInitializer())
         g.setInitializer(nullptr);
+}
+
+/// The functions `module` defines, each with its instruction count: equal for a module made
+/// again, or the parts would not link into the same program.
+std::vector<std::pair<std::string, size_t>> definedFunctions(const llvm::Module &module) {
+  std::vector<std::pair<std::string, size_t>> defined;
+  for (const llvm::Function &f : module)
+    if (!f.isDeclaration())
+      defined.emplace_back(f.getName().str(), f.getInstructionCount());
+  return defined;
 }
 
 } // namespace
@@ -395,7 +409,7 @@ HostCodeGenerationAhead::~HostCodeGenerationAhead() {
     SetUp.join();
 }
 
-std::vector<std::string> compile_host_module(llvm::Module &module,
+std::vector<std::string> compile_host_module(llvm::Module &module, const HostModuleMaker &makeAgain,
                                              const std::function<void(const llvm::Module &)> &optimized) {
   // The JIT has no platform (makeState): static constructors and destructors would never run.
   if (module.getNamedGlobal("llvm.global_ctors") || module.getNamedGlobal("llvm.global_dtors"))
@@ -404,34 +418,22 @@ std::vector<std::string> compile_host_module(llvm::Module &module,
   const std::vector<std::set<std::string>> parts = extraParts(module);
   if (parts.empty())
     return {compileOnThisThread(module, optimized)};
-  // Each part calls functions of the others by name, so none may stay local to its object.
-  for (llvm::Function &f : module)
-    if (!f.isDeclaration() && f.hasLocalLinkage())
-      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
-  llvm::SmallVector<char, 0> bitcode;
-  {
-    llvm::raw_svector_ostream out(bitcode);
-    llvm::WriteBitcodeToFile(module, out);
-  }
-  // An LLVMContext is used by one thread at a time: each extra part is compiled from a copy of
-  // the module in a context of its own.
   const std::string name = module.getName().str();
-  const llvm::MemoryBufferRef copy(llvm::StringRef(bitcode.data(), bitcode.size()), name);
+  const std::vector<std::pair<std::string, size_t>> defined = definedFunctions(module);
   std::vector<std::future<std::string>> extraObjects;
   for (const std::set<std::string> &functions : parts)
-    extraObjects.push_back(std::async(std::launch::async, [&copy, &functions, &optimized, &name] {
+    extraObjects.push_back(std::async(std::launch::async, [&makeAgain, &functions, &optimized, &name, &defined] {
       llvm::LLVMContext context;
-      auto parsed = llvm::parseBitcodeFile(copy, context);
-      if (!parsed)
-        throw InternalError("cannot copy the host code of " + name + ": " + describe(parsed.takeError()));
-      llvm::Module &part = **parsed;
-      keepPart(part, [&](const llvm::Function &f) { return functions.count(f.getName().str()) != 0; }, false);
-      return compileOnThisThread(part, optimized);
+      std::unique_ptr<llvm::Module> part = makeAgain(context);
+      if (!part || definedFunctions(*part) != defined)
+        throw InternalError("JIT: the host code of " + name + " made again for another thread differs");
+      keepPart(*part, [&](const llvm::Function &f) { return functions.count(f.getName().str()) != 0; }, false);
+      return compileOnThisThread(*part, optimized);
     }));
   keepPart(module, [&](const llvm::Function &f) {
     return std::none_of(parts.begin(), parts.end(), [&](const std::set<std::string> &p) { return p.count(f.getName().str()) != 0; });
   }, true);
-  // On an error, the futures' destructors wait for their threads, which read `copy` and `parts`.
+  // On an error, the futures' destructors wait for their threads, which read `parts` and `defined`.
   std::vector<std::string> objects{compileOnThisThread(module, optimized)};
   for (std::future<std::string> &object : extraObjects)
     objects.push_back(object.get());

@@ -15,6 +15,7 @@
 
 namespace llvm {
 class DataLayout;
+class LLVMContext;
 class Module;
 } // namespace llvm
 
@@ -44,12 +45,18 @@ private:
   std::thread SetUp;
 };
 
+/// Makes a host module in `context`. compile_host_module compiles parts of a module on other
+/// threads, each from the module made again in a context of its own (an LLVMContext is used by
+/// one thread at a time, and making a module again costs less than copying it through bitcode).
+using HostModuleMaker = std::function<std::unique_ptr<llvm::Module>(llvm::LLVMContext &)>;
+
 /// Optimizes `module` for the host and compiles it to ELF relocatable objects: one, or, where
 /// the machine has two cores and the module parts big enough (a pipeline and its parallel loop
 /// bodies; functions marked optnone, compiled without optimization), one for each part,
-/// compiled at once on threads of their own. `optimized`, where given, sees each optimized part
-/// (on the thread that compiles it). Changes `module`. Throws InternalError.
-std::vector<std::string> compile_host_module(llvm::Module &module,
+/// compiled at once on threads of their own from copies `makeAgain` makes (they must define the
+/// same functions). `optimized`, where given, sees each optimized part (on the thread that
+/// compiles it). Changes `module`. Throws InternalError.
+std::vector<std::string> compile_host_module(llvm::Module &module, const HostModuleMaker &makeAgain,
                                              const std::function<void(const llvm::Module &)> &optimized);
 
 /// An object linked into the JIT: its pipeline function, and the slot its kernel launches read

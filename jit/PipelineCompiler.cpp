@@ -479,7 +479,10 @@ std::shared_ptr<const CompiledPipeline> compile_pipeline(const lower::Outputs &o
     optimized.print(out, nullptr);
     std::fprintf(stderr, "ptxjit: optimized LLVM IR of %s:\n%s\n", lowered.name.c_str(), out.str().c_str());
   };
-  entry.objects = compile_host_module(*generated.module, debug >= 3 ? std::function<void(const llvm::Module &)>(printOptimized)
+  auto makeAgain = [&](llvm::LLVMContext &context) {
+    return codegen::CodeGen_Host(context, target).compile(lowered, functionName, host_data_layout(), host_triple());
+  };
+  entry.objects = compile_host_module(*generated.module, makeAgain, debug >= 3 ? std::function<void(const llvm::Module &)>(printOptimized)
                                                                      : std::function<void(const llvm::Module &)>());
   phase(entry.objects.size() > 1
             ? ("LLVM optimization and machine code, " + std::to_string(entry.objects.size()) + " parts at once").c_str()

@@ -39,6 +39,18 @@ std::string chain(const std::string &in, const std::string &prefix, int steps, s
   return ir.str();
 }
 
+// The module of IR `ir` for the host. Throws where it does not parse: compile_host_module makes
+// modules again on threads of its own, where Catch's assertions may not be used.
+std::unique_ptr<llvm::Module> hostModule(const std::string &ir, llvm::LLVMContext &context) {
+  llvm::SMDiagnostic error;
+  auto module = llvm::parseAssemblyString(ir, error, context);
+  if (!module)
+    throw std::runtime_error("test IR does not parse: " + error.getMessage().str());
+  module->setTargetTriple(jit::host_triple());
+  module->setDataLayout(jit::host_data_layout());
+  return module;
+}
+
 // A pipeline-shaped module: an entry (context, args) that runs `steps` steps on *args[0] and
 // passes the result to an internal function that runs `steps` more.
 // `entrySteps` and `innerSteps` steps; the entry marked optnone where `unoptimizedEntry` (as
@@ -55,13 +67,17 @@ std::unique_ptr<llvm::Module> twoFunctions(llvm::LLVMContext &context, const std
      << chain("%x", "e", entrySteps, last) << "  %r = call i32 @" << entry << ".inner(i32 " << last << ")\n"
      << "  ret i32 %r\n}\n"
      << "attributes #0 = { noinline optnone }\n";
-  llvm::SMDiagnostic error;
-  auto module = llvm::parseAssemblyString(ir.str(), error, context);
-  INFO(error.getMessage().str());
-  REQUIRE(module);
-  module->setTargetTriple(jit::host_triple());
-  module->setDataLayout(jit::host_data_layout());
+  auto module = hostModule(ir.str(), context);
+  module->setModuleIdentifier(entry);
   return module;
+}
+
+// twoFunctions' maker for compile_host_module, which makes it again on other threads.
+jit::HostModuleMaker twoFunctionsMaker(const std::string &entry, int entrySteps, int innerSteps,
+                                       bool unoptimizedEntry = false, bool unoptimizedInner = false) {
+  return [=](llvm::LLVMContext &context) {
+    return twoFunctions(context, entry, entrySteps, innerSteps, unoptimizedEntry, unoptimizedInner);
+  };
 }
 
 } // namespace
@@ -74,7 +90,7 @@ TEST_CASE("Host modules of two large functions compile on two threads and link a
     llvm::LLVMContext context;
     const std::string entry = "two_parts_" + std::to_string(steps);
     auto module = twoFunctions(context, entry, steps, steps);
-    const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
+    const std::vector<std::string> objects = jit::compile_host_module(*module, twoFunctionsMaker(entry, steps, steps), nullptr);
     // 2 x 6 instructions do not pay for a second thread; 180 and more do, on two cores.
     const bool split = steps == 60 && std::thread::hardware_concurrency() >= 2;
     CHECK(objects.size() == (split ? 2u : 1u));
@@ -86,6 +102,24 @@ TEST_CASE("Host modules of two large functions compile on two threads and link a
       expected = step(expected);
     CHECK(static_cast<uint32_t>(linked.function()(nullptr, args)) == expected);
   }
+}
+
+TEST_CASE("A host module made again differently for another thread is refused, not linked", "[cpu][jit]") {
+  if (std::thread::hardware_concurrency() < 2) {
+    WARN("skipped: one core, so modules are compiled whole, never made again");
+    return;
+  }
+  llvm::LLVMContext context;
+  auto module = twoFunctions(context, "made_again", 60, 60);
+  // The copy's inner function has another length: its object would not be the program's.
+  CHECK_THROWS_WITH(jit::compile_host_module(*module, twoFunctionsMaker("made_again", 60, 61), nullptr),
+                    Catch::Contains("made_again") && Catch::Contains("made again for another thread differs"));
+  // A maker's own error reaches the caller.
+  auto again = twoFunctions(context, "made_again_throws", 60, 60);
+  CHECK_THROWS_WITH(jit::compile_host_module(*again, [](llvm::LLVMContext &) -> std::unique_ptr<llvm::Module> {
+                      throw std::runtime_error("no module this time");
+                    }, nullptr),
+                    Catch::Contains("no module this time"));
 }
 
 TEST_CASE("Host functions marked optnone compile unoptimized, in a part of their own where large, and compute the same",
@@ -106,7 +140,8 @@ TEST_CASE("Host functions marked optnone compile unoptimized, in a part of their
     const std::string entry = "optnone_" + std::to_string(c.entrySteps) + "_" + std::to_string(c.innerSteps) +
                               (c.unoptimizedInner ? "_both" : "_entry");
     auto module = twoFunctions(context, entry, c.entrySteps, c.innerSteps, true, c.unoptimizedInner);
-    const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
+    const std::vector<std::string> objects =
+        jit::compile_host_module(*module, twoFunctionsMaker(entry, c.entrySteps, c.innerSteps, true, c.unoptimizedInner), nullptr);
     CHECK(objects.size() == (c.split && std::thread::hardware_concurrency() >= 2 ? 2u : 1u));
     jit::LinkedHostCode linked = jit::link_host_objects(objects, entry, "", entry, jit::host_data_layout().getStringRepresentation());
     uint32_t value = x;
@@ -135,20 +170,16 @@ TEST_CASE("A host module compiles to the same object after unoptimized ones: no 
                      "  %next = add i32 %i, 1\n  %done = icmp eq i32 %next, %n\n"
                      "  br i1 %done, label %exit, label %loop\n"
                      "exit:\n  ret float %sum\n}\n";
-    llvm::SMDiagnostic error;
-    auto module = llvm::parseAssemblyString(ir, error, context);
-    INFO(error.getMessage().str());
-    REQUIRE(module);
-    module->setTargetTriple(jit::host_triple());
-    module->setDataLayout(jit::host_data_layout());
-    const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
+    auto module = hostModule(ir, context);
+    const std::vector<std::string> objects =
+        jit::compile_host_module(*module, [&](llvm::LLVMContext &c) { return hostModule(ir, c); }, nullptr);
     REQUIRE(objects.size() == 1);
     return objects[0];
   };
   const std::string before = compileOptimized();
   for (int i = 0; i < 2; ++i) {
     auto unoptimized = twoFunctions(context, "unoptimized_between", 5, 5, true, true);
-    jit::compile_host_module(*unoptimized, nullptr);
+    jit::compile_host_module(*unoptimized, twoFunctionsMaker("unoptimized_between", 5, 5, true, true), nullptr);
   }
   CHECK(compileOptimized() == before);
 }
@@ -156,7 +187,7 @@ TEST_CASE("A host module compiles to the same object after unoptimized ones: no 
 TEST_CASE("Host objects link only with the data layout they were compiled for", "[cpu][jit]") {
   llvm::LLVMContext context;
   auto module = twoFunctions(context, "layout_check", 2, 2);
-  const std::vector<std::string> objects = jit::compile_host_module(*module, nullptr);
+  const std::vector<std::string> objects = jit::compile_host_module(*module, twoFunctionsMaker("layout_check", 2, 2), nullptr);
   // A 32-bit layout is not this JIT's; a malformed one is refused by name.
   CHECK_THROWS_WITH(jit::link_host_objects(objects, "layout_check", "", "layout_check", "e-p:32:32"),
                     Catch::Contains("layout_check") && Catch::Contains("another data layout"));
@@ -174,14 +205,9 @@ TEST_CASE("Host code with static constructors is refused: the JIT runs none", "[
                          "[{ i32, ptr, ptr } { i32 65535, ptr @init, ptr null }]\n"
                          "@flag = global i32 0\n"
                          "define internal void @init() {\n  store i32 1, ptr @flag\n  ret void\n}\n";
-  llvm::SMDiagnostic error;
-  auto module = llvm::parseAssemblyString(ir, error, context);
-  INFO(error.getMessage().str());
-  REQUIRE(module);
+  auto module = hostModule(ir, context);
   module->setModuleIdentifier("with_constructor");
-  module->setTargetTriple(jit::host_triple());
-  module->setDataLayout(jit::host_data_layout());
-  CHECK_THROWS_WITH(jit::compile_host_module(*module, nullptr),
+  CHECK_THROWS_WITH(jit::compile_host_module(*module, [&](llvm::LLVMContext &c) { return hostModule(ir, c); }, nullptr),
                     Catch::Contains("with_constructor") && Catch::Contains("static constructors"));
 }
 
