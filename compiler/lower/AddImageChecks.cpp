@@ -5,6 +5,7 @@
 #include "ir/Constants.h"
 #include "ptxjit/IROperator.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "lang/Parameter.h"
 
 #include <algorithm>
@@ -46,9 +47,7 @@ bool isChecks(const Stmt &s) {
   return block && isChecks(block->first) && isChecks(block->rest);
 }
 
-// The checks go inside the leading lets, which define the regions they refer to, and after the
-// output's own checks: an output its schedule cannot fill is named before the inputs that region
-// would read.
+// The checks go after the output's own checks (see insert_image_checks).
 Stmt insertAfterOutputChecks(const Stmt &body, const Stmt &checks) {
   if (const auto *block = body.as<Block>(); block && isChecks(block->first))
     return Block::make(block->first, Block::make(checks, block->rest));
@@ -63,7 +62,7 @@ std::vector<std::shared_ptr<ParameterContents>> find_images(const Stmt &s) {
   return finder.Images;
 }
 
-Stmt add_image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
+Stmt image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
                       const std::vector<std::shared_ptr<ParameterContents>> &images, CallBounds &funcValues) {
   std::vector<Stmt> checks;
   auto denseCheck = [&](const std::string &name, const char *kind) {
@@ -116,7 +115,14 @@ Stmt add_image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
                                         {box[i].min, box[i].max, min, max}));
     }
   }
-  return wrap_in_lets(lets, insertAfterOutputChecks(body, Block::make(checks)));
+  // Inside the lets they refer to, simplified on their own: insert_image_checks may put them
+  // into a statement whose passes have written those lets out.
+  return simplify(wrap_in_lets(lets, Block::make(checks)));
+}
+
+Stmt insert_image_checks(const Stmt &s, const Stmt &checks) {
+  const auto [lets, body] = peel_lets(s);
+  return wrap_in_lets(lets, insertAfterOutputChecks(body, checks));
 }
 
 } // namespace ptxjit::lower

@@ -23,10 +23,16 @@ struct OutputBuffer {
   int dimensions;
 };
 
-/// `s` is the statement before storage flattening (it still has the Calls to images and Funcs);
-/// coordinates that are Func values are bounded by `funcValues`.
-ir::Stmt add_image_checks(const ir::Stmt &s, const std::vector<OutputBuffer> &outputs,
-                          const std::vector<std::shared_ptr<ParameterContents>> &images, ir::CallBounds &funcValues);
+/// The run-time checks of the buffers `s` reads and writes, simplified, inside the leading lets
+/// of `s` that they refer to. `s` is the statement before storage flattening (it still has the
+/// Calls to images and Funcs); coordinates that are Func values are bounded by `funcValues`.
+/// Reads `s` only: lowering runs it on another thread while it goes on with `s`.
+ir::Stmt image_checks(const ir::Stmt &s, const std::vector<OutputBuffer> &outputs,
+                      const std::vector<std::shared_ptr<ParameterContents>> &images, ir::CallBounds &funcValues);
+
+/// `s` with `checks` (from image_checks) inside its leading lets, after the outputs' own checks:
+/// an output its schedule cannot fill is named before the inputs that region would read.
+ir::Stmt insert_image_checks(const ir::Stmt &s, const ir::Stmt &checks);
 
 /// The images a statement reads or whose bounds it uses, in first-use order.
 std::vector<std::shared_ptr<ParameterContents>> find_images(const ir::Stmt &s);
