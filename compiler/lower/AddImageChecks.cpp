@@ -47,13 +47,6 @@ bool isChecks(const Stmt &s) {
   return block && isChecks(block->first) && isChecks(block->rest);
 }
 
-// The checks go after the output's own checks (see insert_image_checks).
-Stmt insertAfterOutputChecks(const Stmt &body, const Stmt &checks) {
-  if (const auto *block = body.as<Block>(); block && isChecks(block->first))
-    return Block::make(block->first, Block::make(checks, block->rest));
-  return Block::make(checks, body);
-}
-
 } // namespace
 
 std::vector<std::shared_ptr<ParameterContents>> find_images(const Stmt &s) {
@@ -121,8 +114,11 @@ Stmt image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
 }
 
 Stmt insert_image_checks(const Stmt &s, const Stmt &checks) {
-  const auto [lets, body] = peel_lets(s);
-  return wrap_in_lets(lets, insertAfterOutputChecks(body, checks));
+  if (const auto *let = s.as<LetStmt>())
+    return LetStmt::make(let->name, let->value, insert_image_checks(let->body, checks));
+  if (const auto *block = s.as<Block>(); block && isChecks(block->first))
+    return Block::make(block->first, insert_image_checks(block->rest, checks));
+  return Block::make(checks, s);
 }
 
 } // namespace ptxjit::lower

@@ -30,8 +30,9 @@ struct OutputBuffer {
 ir::Stmt image_checks(const ir::Stmt &s, const std::vector<OutputBuffer> &outputs,
                       const std::vector<std::shared_ptr<ParameterContents>> &images, ir::CallBounds &funcValues);
 
-/// `s` with `checks` (from image_checks) inside its leading lets, after the outputs' own checks:
-/// an output its schedule cannot fill is named before the inputs that region would read.
+/// `s` with `checks` (from image_checks) after its leading lets and checks (the buffer
+/// constraints', the outputs' own): an output its schedule cannot fill is named before the
+/// inputs that region would read. The checks then see the constrained buffer fields, as code does.
 ir::Stmt insert_image_checks(const ir::Stmt &s, const ir::Stmt &checks);
 
 /// The images a statement reads or whose bounds it uses, in first-use order.

@@ -179,8 +179,8 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
                            " have the same name");
   const bool checks = !target.has_feature(Target::Feature::NoAsserts);
   // The image checks' box queries, about a tenth of a compile, read the statement as it is here:
-  // they run on another thread while this one simplifies and flattens it. funcValues is theirs
-  // meanwhile. An error of theirs comes first, as it did when they ran first.
+  // they run on another thread while this one simplifies, flattens and constrains it. funcValues
+  // is theirs meanwhile. An error of theirs comes first, as it did when they ran first.
   std::future<Stmt> imageChecks;
   if (checks)
     imageChecks = std::async(std::thread::hardware_concurrency() >= 2 ? std::launch::async : std::launch::deferred,
@@ -188,6 +188,9 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   try {
     s = runPass("simplify", debug, [&] { return simplify(s); });
     s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts, env); });
+    // After flattening, which writes the indices that use the constrained fields.
+    s = runPass("buffer constraints", debug, [&] { return constrain_buffers(s, images, checks); });
+    s = runPass("simplify", debug, [&] { return simplify(s); });
   } catch (...) {
     if (imageChecks.valid())
       imageChecks.get();
@@ -195,9 +198,6 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   }
   if (checks)
     s = runPass("add image checks", debug, [&] { return insert_image_checks(s, imageChecks.get()); });
-  // After flattening, which writes the indices that use the constrained fields.
-  s = runPass("buffer constraints", debug, [&] { return constrain_buffers(s, images, checks); });
-  s = runPass("simplify", debug, [&] { return simplify(s); });
   BufferSides sides;
   if (target.has_gpu_feature())
     s = runPass("inject host-device copies", debug, [&] { return inject_host_device_copies(s, &sides); });
