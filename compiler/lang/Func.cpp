@@ -619,6 +619,21 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
   return *this;
 }
 
+Stage &Stage::rename(const VarOrRVar &old, const VarOrRVar &renamed) {
+  StageSchedule &s = schedule();
+  size_t i = findDim(s, name(), "rename", old.name());
+  if (renamed.name() == old.name())
+    return *this;
+  requireFresh(s, name(), "rename", renamed.name(), old.name());
+  if (renamed.is_rvar() != s.dims[i].is_rvar)
+    throw CompileError("rename of " + name() + ": " + old.name() + " is " + (s.dims[i].is_rvar ? "an RVar" : "a Var") +
+                       " loop; name it with " + (s.dims[i].is_rvar ? "an RVar" : "a Var") + ", not " +
+                       (renamed.is_rvar() ? "an RVar" : "a Var"));
+  s.splits.push_back({Split::RenameVar, old.name(), renamed.name(), "", Expr(), TailStrategy::Auto});
+  s.dims[i].var = renamed.name();
+  return *this;
+}
+
 Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
   StageSchedule &s = schedule();
   size_t i = findDim(s, name(), "fuse", inner.name());
@@ -926,6 +941,10 @@ Func &Func::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar 
 }
 Func &Func::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused) {
   pureStage(Contents, "fuse").fuse(inner, outer, fused);
+  return *this;
+}
+Func &Func::rename(const VarOrRVar &old, const VarOrRVar &renamed) {
+  pureStage(Contents, "rename").rename(old, renamed);
   return *this;
 }
 Func &Func::reorder(const std::vector<VarOrRVar> &vars) {

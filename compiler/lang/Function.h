@@ -31,9 +31,11 @@ struct ReductionDomainContents {
 };
 
 struct Split {
-  enum Kind { SplitVar, FuseVars };
+  enum Kind { SplitVar, FuseVars, RenameVar };
   Kind kind = SplitVar;
-  std::string old_var, outer, inner; // for FuseVars: inner and outer are fused into old_var
+  // For FuseVars: inner and outer are fused into old_var. For RenameVar: old_var's loop is
+  // named outer (inner is empty).
+  std::string old_var, outer, inner;
   Expr factor;
   TailStrategy tail = TailStrategy::Auto;
 };

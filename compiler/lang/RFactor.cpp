@@ -70,7 +70,7 @@ Expr identity(Combiner c, Type t) {
 
 Expr plainVar(const std::string &name) { return Variable::make(Int(32), name); }
 
-// The update's RVars after the stage's splits and fuses of RVars: the loops the schedule made,
+// The update's RVars after the stage's splits, fuses and renames of RVars: the loops the schedule made,
 // each over [min, min + extent), and what the original RVars are in terms of them.
 struct SplitDomain {
   std::vector<ReductionVariable> rvars;         // in the order the splits leave them, innermost first
@@ -112,6 +112,16 @@ SplitDomain applyRVarSplits(const std::string &stage, const ReductionDomainConte
       replace(split.old_var, value);
       if (!is_const_zero(simplify(was.extent % factor)))
         s.predicates.push_back(value < was.min + was.extent);
+      continue;
+    }
+    if (split.kind == Split::RenameVar) {
+      auto old = find(split.old_var);
+      if (old == s.rvars.end()) {
+        s.pureSplits.push_back(split);
+        continue;
+      }
+      old->var = split.outer;
+      replace(split.old_var, plainVar(split.outer));
       continue;
     }
     auto inner = find(split.inner), outer = find(split.outer);

@@ -51,6 +51,9 @@ std::set<std::string> sourceRVars(const std::string &loop, const StageSchedule &
         names.erase(it->inner);
         names.insert(it->old_var);
       }
+    } else if (it->kind == Split::RenameVar) {
+      if (names.erase(it->outer))
+        names.insert(it->old_var);
     } else if (names.count(it->old_var)) {
       names.erase(it->old_var);
       names.insert(it->inner);

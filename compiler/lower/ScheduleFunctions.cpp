@@ -267,8 +267,8 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
   std::map<std::pair<size_t, std::string>, std::string> letNames; // (split, variable) -> let
   for (size_t k = 0; k < schedule.splits.size(); ++k) {
     const Split &s = schedule.splits[k];
-    std::vector<std::string> defined =
-        s.kind == Split::SplitVar ? std::vector<std::string>{s.old_var} : std::vector<std::string>{s.inner, s.outer};
+    std::vector<std::string> defined = s.kind == Split::FuseVars ? std::vector<std::string>{s.inner, s.outer}
+                                                                 : std::vector<std::string>{s.old_var};
     for (const std::string &v : defined) {
       std::string name = prefix + v;
       if (!taken.insert(name).second)
@@ -339,6 +339,9 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
       b.old_var = baseOf(s.old_var);
       b.outer = fresh(s.outer);
       b.inner = fresh(s.inner);
+    } else if (s.kind == Split::RenameVar) {
+      b.old_var = baseOf(s.old_var);
+      b.outer = fresh(s.outer);
     } else {
       b.inner = baseOf(s.inner);
       b.outer = baseOf(s.outer);
@@ -364,6 +367,8 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
         body = IfThenElse::make(LE::make(self, bound(b.old_var, "loop_max")), body);
       }
       body = LetStmt::make(self.as<Variable>()->name, start + binding(s.inner, int(k)), body);
+    } else if (s.kind == Split::RenameVar) {
+      body = LetStmt::make(letNames.at({k, s.old_var}), binding(s.outer, int(k)), body);
     } else {
       // The clamps never bind; they let bounds inference see each variable's exact range. The
       // max goes outside: a loop's region may be empty (min past max) in iterations of outer
@@ -425,6 +430,8 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
     if (s.kind == Split::SplitVar) {
       defineLoop(b.outer, 0, (bound(b.old_var, "loop_extent") + s.factor - 1) / s.factor);
       defineLoop(b.inner, 0, s.factor);
+    } else if (s.kind == Split::RenameVar) {
+      defineLoop(b.outer, bound(b.old_var, "loop_min"), bound(b.old_var, "loop_extent"), bound(b.old_var, "loop_max"));
     } else {
       defineLoop(b.old_var, 0, bound(b.inner, "loop_extent") * bound(b.outer, "loop_extent"));
     }

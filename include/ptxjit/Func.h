@@ -66,6 +66,8 @@ public:
   Stage &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
                TailStrategy tail = TailStrategy::Auto);
   Stage &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+  /// Names the loop `old` `renamed` from here on (a Var's with a Var, an RVar's with an RVar).
+  Stage &rename(const VarOrRVar &old, const VarOrRVar &renamed);
   /// Innermost first, as in Halide.
   Stage &reorder(const std::vector<VarOrRVar> &vars);
   template <typename... Vs> Stage &reorder(const VarOrRVar &v, const Vs &...vs) {
@@ -227,6 +229,7 @@ public:
   Func &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, Expr factor,
               TailStrategy tail = TailStrategy::Auto);
   Func &fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar &fused);
+  Func &rename(const VarOrRVar &old, const VarOrRVar &renamed);
   Func &reorder(const std::vector<VarOrRVar> &vars);
   template <typename... Vs> Func &reorder(const VarOrRVar &v, const Vs &...vs) {
     return reorder(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});

@@ -75,6 +75,9 @@ template <typename T> void bindLoopSchedules(nb::class_<T> &c) {
           return s.fuse(loopVariable(inner), loopVariable(outer), loopVariable(fused));
         },
         nb::arg("inner"), nb::arg("outer"), nb::arg("fused"));
+  c.def(
+      "rename", [](T &s, nb::handle old, nb::handle renamed) { return s.rename(loopVariable(old), loopVariable(renamed)); },
+      nb::arg("old"), nb::arg("renamed"));
   c.def("reorder", [](T &s, nb::args vars) { return s.reorder(loopVariables(vars)); });
   c.def(
       "tile",

@@ -367,6 +367,22 @@ def test_reorder_storage_keeps_values(rng):
         columns.reorder_storage(pj.Var("z"))
 
 
+def test_rename_names_loops_anew(rng):
+    x, y, xr, xo, xi = pj.Var("x"), pj.Var("y"), pj.Var("xr"), pj.Var("xo"), pj.Var("xi")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    producer, out = pj.Func("producer"), pj.Func("out")
+    producer[x, y] = inp[x, y] * 2
+    out[x, y] = producer[x, y] + producer[x + 1, y]
+    out.rename(x, xr).split(xr, xo, xi, 8).vectorize(xi).parallel(y)
+    producer.compute_at(out, xo)
+    a = rng.random((13, 41), dtype=np.float32)  # 41 wide, 13 tall
+    inp.set(a)
+    result = pj.Pipeline(out).realize([40, 13])
+    np.testing.assert_allclose(result, a[:, :40] * 2 + a[:, 1:41] * 2, rtol=1e-6)
+    with pytest.raises(pj.CompileError, match="x is not a loop of out"):
+        out.rename(x, pj.Var("again"))
+
+
 def test_rfactor_sums_chunks_in_parallel(rng):
     inp = pj.ImageParam(pj.Int(32), 1, "inp")
     a = rng.integers(-1000, 1000, size=1001, dtype=np.int32)

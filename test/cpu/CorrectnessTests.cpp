@@ -572,6 +572,66 @@ TEST_CASE("parallel by a task size splits the loop and runs its tasks in paralle
   }
 }
 
+TEST_CASE("rename names a loop anew: later directives, compute_at and rfactor use the new name", "[cpu][pipeline]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 37, h = 11;
+  Buffer<int32_t> input(w + 2, h);
+  fill_random(input, seed, -1000, 1000);
+  ImageParam in(Int(32), 2, "in");
+  in.set(input);
+  Var x("x"), y("y"), xr("xr"), yr("yr"), xo("xo"), xi("xi"), u("u");
+  RVar rr("rr"), ro("ro"), ri("ri");
+
+  // A pure definition: renamed, split by the new name, a producer computed at it.
+  Func producer("renamed_producer"), consumer("renamed_consumer");
+  producer(x, y) = in(x, y) * 3 + in(x + 1, y);
+  consumer(x, y) = producer(x, y) + producer(x + 1, y);
+  consumer.rename(x, xr).rename(y, yr).split(xr, xo, xi, 8, TailStrategy::GuardWithIf).parallel(yr).vectorize(xi);
+  producer.compute_at(consumer, xo).rename(x, xr).vectorize(xr, 4);
+  const std::string nest = Pipeline(consumer).loop_nest();
+  CHECK(nest.find("parallel renamed_consumer.s0.yr:") != std::string::npos);
+  CHECK(nest.find("renamed_consumer.s0.y:") == std::string::npos);
+  check_against(Pipeline(consumer).realize<int32_t>({w, h}), [&](const std::vector<int> &c) {
+    auto p = [&](int i, int j) { return input(i, j) * 3 + input(i + 1, j); };
+    return p(c[0], c[1]) + p(c[0] + 1, c[1]);
+  });
+
+  // An update's RVar: renamed, then split and factored by the new names.
+  RDom r(0, w + 2, "r");
+  Func rowSum("renamed_row_sum");
+  rowSum(y) = 0;
+  rowSum(y) += in(r, y);
+  rowSum.update().rename(r, rr).split(rr, ro, ri, 5, TailStrategy::GuardWithIf);
+  rowSum.update().rfactor(ro, u).compute_root().update().parallel(u);
+  check_against(Pipeline(rowSum).realize<int32_t>({h}), [&](const std::vector<int> &c) {
+    int sum = 0;
+    for (int i = 0; i < w + 2; ++i)
+      sum += input(i, c[0]);
+    return sum;
+  });
+
+  // Renaming to the name it has changes nothing; the old name is gone afterwards.
+  Func same("renamed_same");
+  same(x) = x * 2;
+  same.rename(x, x).rename(x, xr);
+  CHECK_THROWS_WITH(same.vectorize(x, 4), Catch::Contains("x is not a loop of renamed_same") && Catch::Contains("xr"));
+  check_against(Pipeline(same).realize<int32_t>({9}), [](const std::vector<int> &c) { return 2 * c[0]; });
+}
+
+TEST_CASE("rename errors name the stage and what is wrong", "[cpu][errors]") {
+  Var x("x"), y("y"), z("z");
+  RDom r(0, 4, "r");
+  Func f("rename_errors");
+  f(x, y) = x + y;
+  f(x, y) += r;
+  CHECK_THROWS_WITH(f.rename(z, x), Catch::Contains("rename of rename_errors") && Catch::Contains("z is not a loop"));
+  CHECK_THROWS_WITH(f.rename(x, y), Catch::Contains("rename of rename_errors") && Catch::Contains("y is already a loop"));
+  CHECK_THROWS_WITH(f.update().rename(r, z), Catch::Contains("rename of rename_errors.s1") &&
+                                                 Catch::Contains("is an RVar loop"));
+  CHECK_THROWS_WITH(f.rename(x, RVar("rx")), Catch::Contains("is a Var loop"));
+}
+
 TEST_CASE("Vectorize and unroll by a factor apply to RVars and nest", "[cpu][pipeline]") {
   Var x("x");
   RDom r(0, 18);

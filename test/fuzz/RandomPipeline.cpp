@@ -412,6 +412,8 @@ private:
         for (const Directive &d : out.pureSchedule)
           if (d.kind == Directive::Parallel)
             parallel.insert(d.vars[0]);
+          else if (d.kind == Directive::Rename && parallel.erase(d.vars[0]))
+            parallel.insert(d.vars[1]);
         int lowest = f.level;
         while (lowest > 0 && !parallel.count(outputLoops[lowest - 1]))
           --lowest;
@@ -528,7 +530,7 @@ private:
     // (split(x, xo, xi) then split(xi, xi, x)), as after the variable it splits (split(x, x, xi)).
     std::vector<std::string> retired;
     for (int step = 0; step < steps && !vectorized; ++step) {
-      int kind = uniform(0, 5);
+      int kind = uniform(0, 6);
       int at = uniform(0, static_cast<int>(loops.size()) - 1);
       const std::string v = loops[at];
       if (kind <= 1 && !typed.count(v)) {
@@ -616,6 +618,27 @@ private:
         d.vars = {v};
         out.push_back(d);
         typed.insert(v);
+      } else if (kind == 6) {
+        // The renamed loop is the same loop: its dimension, extent, kind and type go with it.
+        Directive d;
+        d.kind = Directive::Rename;
+        const std::string renamed = fresh(v, "r");
+        d.vars = {v, renamed};
+        out.push_back(d);
+        for (auto *names : {&rvars, &typed})
+          if (names->erase(v))
+            names->insert(renamed);
+        if (auto it = originalDim.find(v); it != originalDim.end()) {
+          originalDim[renamed] = it->second;
+          originalDim.erase(v);
+        }
+        if (auto it = constantExtent.find(v); it != constantExtent.end()) {
+          constantExtent[renamed] = it->second;
+          constantExtent.erase(v);
+        }
+        if (!rvars.count(renamed))
+          retired.push_back(v);
+        loops[at] = renamed;
       }
     }
     // A sum or a histogram computed at root, factored over one of its RVar loops: the other
@@ -1077,6 +1100,10 @@ std::vector<std::string> outputLevels(const PipelineDesc &P) {
       *it = d.vars[2];
       loops.erase(std::find(loops.begin(), loops.end(), d.vars[1]));
       break;
+    case Directive::Rename:
+      if (named)
+        *it = d.vars[1];
+      break;
     case Directive::Reorder:
       loops = d.vars;
       break;
@@ -1287,6 +1314,11 @@ private:
           rvars.insert(d.vars[2]);
         stage.fuse(v(0), v(1), v(2));
         break;
+      case Directive::Rename:
+        if (rvars.count(d.vars[0]))
+          rvars.insert(d.vars[1]);
+        stage.rename(v(0), v(1));
+        break;
       case Directive::Reorder: {
         std::vector<VarOrRVar> order;
         for (size_t k = 0; k < d.vars.size(); ++k)
@@ -1438,6 +1470,9 @@ std::string describeSchedule(const std::string &stage, const std::vector<Directi
       continue;
     case Directive::Fuse:
       s += ".fuse(" + d.vars[0] + ", " + d.vars[1] + ", " + d.vars[2] + ");\n";
+      continue;
+    case Directive::Rename:
+      s += ".rename(" + d.vars[0] + ", " + d.vars[1] + ");\n";
       continue;
     case Directive::Reorder: {
       s += ".reorder(";

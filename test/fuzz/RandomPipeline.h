@@ -43,9 +43,9 @@ struct Node {
 
 /// How a stage's loops are scheduled, applied in order.
 struct Directive {
-  enum Kind { Split, Fuse, Reorder, Vectorize, Unroll, Parallel, RFactor };
+  enum Kind { Split, Fuse, Rename, Reorder, Vectorize, Unroll, Parallel, RFactor };
   Kind kind = Split;
-  // Split: old, outer, inner; Fuse: inner, outer, fused; Reorder: innermost first; RFactor: the
+  // Split: old, outer, inner; Fuse: inner, outer, fused; Rename: old, new; Reorder: innermost first; RFactor: the
   // RVar loop kept, the intermediate's Var for it (the last directive of an update).
   std::vector<std::string> vars;
   int factor = 0; // Split: the factor; Parallel: 1 gpu_blocks, 2 gpu_threads; RFactor: 1 parallel

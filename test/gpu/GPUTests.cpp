@@ -66,6 +66,13 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
                         Catch::Contains("output blur_y has extent 7 in x, less than the factor 32"));
     }
   }
+  SECTION("blur with renamed loops: tiles and a shared-memory producer named by the new names") {
+    Blur b; // its output's block loops are x and y, its thread loops xi and yi
+    Var bxr("bxr"), byr("byr"), txr("txr"), tyr("tyr");
+    b.by.rename(b.x, bxr).rename(b.y, byr).rename(b.xi, txr).rename(b.yi, tyr);
+    b.bx.compute_at(b.by, bxr).rename(b.x, txr).gpu_threads(txr, b.y);
+    checkSizes(b);
+  }
   SECTION("vectorized loops at aligned and misaligned addresses") {
     // Crops of device buffers start 0-3 elements past a 16-byte boundary: wide loads and stores
     // where the address allows, element ones elsewhere, the same results either way.

@@ -160,6 +160,18 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   CHECK(assemble(ptx, "sm_80").empty());
 }
 
+TEST_CASE("PTX for a blur whose block and thread loops are renamed", "[ptx]") {
+  Blur b; // its output's block loops are x and y, its thread loops xi and yi
+  Var bxr("bxr"), byr("byr"), txr("txr"), tyr("tyr");
+  b.by.rename(b.x, bxr).rename(b.y, byr).rename(b.xi, txr).rename(b.yi, tyr);
+  b.bx.compute_at(b.by, bxr).rename(b.x, txr).gpu_threads(txr, b.y);
+  std::string ptx = Pipeline(b.by).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  // The same kernel as without the renames: the producer's tile in shared memory.
+  CHECK_THAT(ptx, Catch::Contains("st.shared.f32"));
+  CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 10, 1"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
+
 TEST_CASE("PTX for a blur with shifted tails: full tiles, no guards", "[ptx]") {
   for (bool shared : {false, true}) {
     INFO((shared ? "shared" : "inline"));
