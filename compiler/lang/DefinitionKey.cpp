@@ -13,7 +13,7 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 616, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 664, "a field of FunctionContents is missing from the definition key");
 static_assert(sizeof(Definition) == 224, "a field of Definition is missing from the definition key");
 static_assert(sizeof(StageSchedule) == 80, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(Split) == 120, "a field of Split is missing from the definition key");
@@ -72,6 +72,11 @@ public:
     count(f->storage_dims.size());
     for (const std::string &d : f->storage_dims)
       name(d);
+    count(f->storage_alignment.size());
+    for (const auto &[d, alignment] : f->storage_alignment) {
+      name(d);
+      count(static_cast<size_t>(alignment));
+    }
     name(f->wrapped_func.expired() ? "" : f->wrapped_func.lock()->name);
     name(f->wrapped_image.expired() ? "" : f->wrapped_image.lock()->name);
     if (auto image = f->wrapped_image.lock())

@@ -1142,6 +1142,17 @@ Func &Func::reorder_storage(const std::vector<Var> &dims) {
   return *this;
 }
 
+Func &Func::align_storage(const Var &var, Expr alignment) {
+  checkBoundVar(*Contents, "align_storage", var, {alignment});
+  Expr a = ir::simplify(cast(Int(32), alignment));
+  auto value = ir::as_const_int(a);
+  if (!value || *value <= 0)
+    throw CompileError("align_storage of Func " + name() + "." + var.name() +
+                       ": the alignment must be a positive constant, not " + ir::to_string(a));
+  Contents->storage_alignment[var.name()] = *value;
+  return *this;
+}
+
 Func &Func::store_root() {
   Contents->store_level = {LoopLevel::Root, "", ""};
   Contents->store_level_set = true;

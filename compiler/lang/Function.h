@@ -119,6 +119,8 @@ struct FunctionContents {
   /// The dimensions in the order of the storage, innermost first (reorder_storage); empty: the
   /// order of `args`.
   std::vector<std::string> storage_dims;
+  /// align_storage: the stored extent of a dimension, by its name, padded to a multiple of this.
+  std::map<std::string, int64_t> storage_alignment;
 
   bool defined() const { return !init.values.empty(); }
   /// Stage 0 is the pure definition; stage i > 0 is update i - 1.

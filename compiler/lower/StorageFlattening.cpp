@@ -120,6 +120,16 @@ private:
     return row && *row % Banks == 0 && !hasVectorizedLoop(body);
   }
 
+  // The alignment align_storage gives dimension `dim` of a realization, if any (a block's heap
+  // slice's own outermost dimension has none).
+  std::optional<int64_t> storageAlignment(const std::string &func, size_t dim) const {
+    auto f = Env.find(func);
+    if (f == Env.end() || dim >= f->second->args.size())
+      return std::nullopt;
+    auto it = f->second->storage_alignment.find(f->second->args[dim]);
+    return it == f->second->storage_alignment.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+
   // The dimensions of a realization in the order of its storage, innermost first.
   std::vector<size_t> storageOrder(const Realize *op) const {
     std::vector<size_t> order(op->bounds.size());
@@ -153,11 +163,20 @@ private:
       ValueCounts[op->name] = *saved;
     else
       ValueCounts.erase(op->name);
-    // The extents in the order of the storage: the first is a row.
+    // The extents in the order of the storage: the first is a row. Padded where the schedule
+    // aligns the storage (align_storage), and then not padded to spread a shared tile's columns.
     std::vector<Expr> extents;
-    for (size_t dim : order)
-      extents.push_back(storedExtent(op->bounds[dim].extent));
-    if (padsSharedRows(op, extents, result))
+    bool aligned = false;
+    for (size_t dim : order) {
+      Expr extent = storedExtent(op->bounds[dim].extent);
+      if (std::optional<int64_t> alignment = storageAlignment(op->name, dim)) {
+        const Expr a = make_const(Int(32), *alignment);
+        extent = simplify(Mul::make(Div::make(Add::make(extent, make_const(Int(32), *alignment - 1)), a), a));
+        aligned = aligned || extents.empty();
+      }
+      extents.push_back(extent);
+    }
+    if (!aligned && padsSharedRows(op, extents, result))
       extents[0] = make_const(Int(32), *as_const_int(extents[0]) + 1);
     for (size_t v = count; v-- > 0;) {
       const std::string buffer = value_buffer_name(op->name, static_cast<int>(v), count);

@@ -297,6 +297,10 @@ public:
   template <typename... Vs> Func &reorder_storage(const Var &x, const Vs &...rest) {
     return reorder_storage(std::vector<Var>{x, rest...});
   }
+  /// Pads the extent a realization of this Func stores in dimension `var` to a multiple of
+  /// `alignment` (a positive constant), as Halide does: the strides of the dimensions outside it
+  /// are then multiples of it, in elements. Values are unchanged.
+  Func &align_storage(const Var &var, Expr alignment);
   Func &store_root();
   Func &store_at(const Func &consumer, const VarOrRVar &var);
 

@@ -268,6 +268,8 @@ void bind_func(nb::module_ &m) {
                    dims.push_back(nb::cast<Var>(v));
                  return f.reorder_storage(dims);
                })
+          .def("align_storage", [](Func &f, const Var &v, nb::handle alignment) { return f.align_storage(v, to_expr(alignment)); },
+               nb::arg("var"), nb::arg("alignment"))
           .def("store_root", [](Func &f) { return f.store_root(); })
           .def("store_at", [](Func &f, const Func &consumer, nb::handle var) { return f.store_at(consumer, loopVariable(var)); },
                nb::arg("consumer"), nb::arg("var"))

@@ -1376,6 +1376,59 @@ TEST_CASE("reorder_storage lays a Func out in another order: calls, loops and va
   CHECK_THROWS_WITH(g.reorder_storage(y, y), Catch::Contains("y is named twice"));
 }
 
+TEST_CASE("align_storage pads a stored extent to a multiple: strides align, values are unchanged", "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(45, 23);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  auto reference = [&](const std::vector<int> &p) {
+    auto prod = [&](int i, int j) { return input(i, j) * 3 + input(i + 1, j); };
+    return prod(p[0], p[1]) + prod(p[0] + 1, p[1] + 1);
+  };
+  for (int schedule = 0; schedule < 4; ++schedule) {
+    INFO("schedule " << schedule);
+    Func producer("aligned_producer"), out("aligned_out");
+    producer(x, y) = in(x, y) * 3 + in(x + 1, y);
+    out(x, y) = producer(x, y) + producer(x + 1, y + 1);
+    switch (schedule) {
+    case 0: // at root: 44 columns stored as 48
+      producer.compute_root().align_storage(x, 16);
+      break;
+    case 1: // inside 13 x 5 tiles: 14 x 6 stored as 16 x 6, vectorized
+      out.tile(x, y, xi, yi, 13, 5, TailStrategy::GuardWithIf);
+      producer.compute_at(out, x).align_storage(x, 8).vectorize(x, 4);
+      break;
+    case 2: // both dimensions, in column-major storage
+      producer.compute_root().reorder_storage(y, x).align_storage(y, 4).align_storage(x, 3);
+      break;
+    default: // a sliding window over rows
+      producer.store_root().compute_at(out, y).align_storage(x, 32);
+      break;
+    }
+    check_against(Pipeline(out).realize<int32_t>({43, 21}), reference);
+    const std::string stmt = Pipeline(out).lowered_stmt(Target("host"));
+    if (schedule == 1)
+      CHECK_THAT(stmt, Catch::Contains("allocate aligned_producer[int32 * 16 * 6]"));
+  }
+  // A constant extent shows the padding; an alignment of 1 changes nothing.
+  Func table("aligned_table"), read("aligned_read");
+  table(x, y) = x + y * 100;
+  read(x, y) = table(x, y);
+  table.compute_root().align_storage(x, 8).align_storage(y, 1);
+  read.bound(x, 0, 5).bound(y, 0, 3);
+  CHECK_THAT(Pipeline(read).lowered_stmt(Target("host")), Catch::Contains("allocate aligned_table[int32 * 8 * 3]"));
+  check_against(Pipeline(read).realize<int32_t>({5, 3}), [](const std::vector<int> &p) { return p[0] + p[1] * 100; });
+
+  Param<int> n("n", 4);
+  CHECK_THROWS_WITH(table.align_storage(x, 0), Catch::Contains("align_storage of Func aligned_table.x") &&
+                                                   Catch::Contains("positive constant, not 0"));
+  CHECK_THROWS_WITH(table.align_storage(x, n), Catch::Contains("positive constant, not n"));
+  CHECK_THROWS_WITH(table.align_storage(Var("z"), 4), Catch::Contains("z is not one of its arguments"));
+}
+
 TEST_CASE("bound_extent and align_bounds fix or widen the region a Func computes", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);

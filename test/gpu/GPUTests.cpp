@@ -66,6 +66,11 @@ TEST_CASE("GPU pipelines give the CPU's results on random data", "[gpu]") {
                         Catch::Contains("output blur_y has extent 7 in x, less than the factor 32"));
     }
   }
+  SECTION("blur with its producer in shared memory, its rows aligned to 24 elements") {
+    Blur b;
+    b.bx.compute_at(b.by, b.x).gpu_threads(b.x, b.y).align_storage(b.x, 24);
+    checkSizes(b);
+  }
   SECTION("blur with renamed loops: tiles and a shared-memory producer named by the new names") {
     Blur b; // its output's block loops are x and y, its thread loops xi and yi
     Var bxr("bxr"), byr("byr"), txr("txr"), tyr("tyr");

@@ -160,6 +160,17 @@ TEST_CASE("PTX for a blur with its producer in shared memory", "[ptx]") {
   CHECK(assemble(ptx, "sm_80").empty());
 }
 
+TEST_CASE("align_storage of a shared tile keeps its rows a multiple wide, unpadded", "[ptx]") {
+  Blur b;
+  b.bx.compute_at(b.by, b.x).gpu_threads(b.x, b.y).align_storage(b.x, 16);
+  const Target target("host-cuda-cuda_capability_80");
+  // 32 columns: a multiple of 16 already, and not widened to 33 to spread them over the banks.
+  CHECK_THAT(Pipeline(b.by).lowered_stmt(target), Catch::Contains("allocate blur_x[float32 * 32 * 10]"));
+  b.bx.align_storage(b.x, 24);
+  CHECK_THAT(Pipeline(b.by).lowered_stmt(target), Catch::Contains("allocate blur_x[float32 * 48 * 10]"));
+  CHECK(assemble(Pipeline(b.by).compile_to_ptx(target), "sm_80").empty());
+}
+
 TEST_CASE("PTX for a blur whose block and thread loops are renamed", "[ptx]") {
   Blur b; // its output's block loops are x and y, its thread loops xi and yi
   Var bxr("bxr"), byr("byr"), txr("txr"), tyr("tyr");
