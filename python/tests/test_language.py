@@ -383,6 +383,20 @@ def test_rename_names_loops_anew(rng):
         out.rename(x, pj.Var("again"))
 
 
+def test_align_storage_pads_and_keeps_values(rng):
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    table, out = pj.Func("table"), pj.Func("out")
+    table[x, y] = inp[x, y] * 2
+    out[x, y] = table[x, y] + table[x + 1, y]
+    table.compute_root().align_storage(x, 16)
+    a = rng.random((9, 30), dtype=np.float32)
+    inp.set(a)
+    np.testing.assert_allclose(pj.Pipeline(out).realize([29, 9]), a[:, :29] * 2 + a[:, 1:30] * 2, rtol=1e-6)
+    with pytest.raises(pj.CompileError, match="positive constant"):
+        table.align_storage(x, 0)
+
+
 def test_rfactor_sums_chunks_in_parallel(rng):
     inp = pj.ImageParam(pj.Int(32), 1, "inp")
     a = rng.integers(-1000, 1000, size=1001, dtype=np.int32)
