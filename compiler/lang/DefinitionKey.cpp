@@ -13,7 +13,7 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 664, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 552, "a field of FunctionContents is missing from the definition key");
 static_assert(sizeof(Definition) == 224, "a field of Definition is missing from the definition key");
 static_assert(sizeof(StageSchedule) == 80, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(Split) == 120, "a field of Split is missing from the definition key");
@@ -21,7 +21,7 @@ static_assert(sizeof(Dim) == 40, "a field of Dim is missing from the definition 
 static_assert(sizeof(Specialization) == 88, "a field of Specialization is missing from the definition key");
 static_assert(sizeof(ReductionDomainContents) == 72, "a field of ReductionDomainContents is missing from the key");
 static_assert(sizeof(ReductionVariable) == 48, "a field of ReductionVariable is missing from the definition key");
-static_assert(sizeof(LoopLevel) == 72, "a field of LoopLevel is missing from the definition key");
+static_assert(sizeof(LoopLevelContents) == 72, "a field of LoopLevelContents is missing from the definition key");
 static_assert(sizeof(FunctionBound) == 64, "a field of FunctionBound is missing from the definition key");
 static_assert(sizeof(ParameterContents) == 280, "a field of ParameterContents is missing from the definition key");
 static_assert(sizeof(DimensionConstraint) == 24, "a field of DimensionConstraint is missing from the definition key");
@@ -135,7 +135,8 @@ private:
     if (e.defined())
       e.accept(this); // the Funcs, Params and domains it names
   }
-  void level(const LoopLevel &l) {
+  void level(const LoopLevel &handle) {
+    const LoopLevelContents &l = *handle.contents();
     count(static_cast<size_t>(l.kind));
     name(l.func);
     name(l.var);

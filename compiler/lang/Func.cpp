@@ -353,13 +353,69 @@ std::optional<ValueReduction> match_reduction(const std::string &func, const Def
   return binary(body.as<Or>(), Combiner::Or, true);
 }
 
-LoopLevel FunctionContents::computed_at() const {
-  if (compute_level_set)
-    return compute_level;
-  return {updates.empty() ? LoopLevel::Inlined : LoopLevel::Root, "", ""};
+namespace {
+
+LoopLevelContents definedLevel(const LoopLevel &level, const std::string &func, const char *what) {
+  const LoopLevelContents &l = *level.contents();
+  if (l.kind == LoopLevelContents::Undefined)
+    throw CompileError("Func " + func + " is " + what + " at a LoopLevel that is undefined; set() it before compiling");
+  return l;
 }
 
-LoopLevel FunctionContents::stored_at() const { return store_level_set ? store_level : computed_at(); }
+} // namespace
+
+LoopLevelContents FunctionContents::computed_at() const {
+  if (compute_level_set)
+    return definedLevel(compute_level, name, "computed");
+  return {updates.empty() ? LoopLevelContents::Inlined : LoopLevelContents::Root, "", ""};
+}
+
+LoopLevelContents FunctionContents::stored_at() const {
+  return store_level_set ? definedLevel(store_level, name, "stored") : computed_at();
+}
+
+// ---- LoopLevel ----
+
+LoopLevel::LoopLevel() : Contents(std::make_shared<LoopLevelContents>()) {}
+
+LoopLevel::LoopLevel(const Func &f, const VarOrRVar &var)
+    : Contents(std::make_shared<LoopLevelContents>(LoopLevelContents{LoopLevelContents::At, f.name(), var.name()})) {}
+
+LoopLevel LoopLevel::inlined() {
+  LoopLevel l;
+  l.Contents->kind = LoopLevelContents::Inlined;
+  return l;
+}
+
+LoopLevel LoopLevel::root() {
+  LoopLevel l;
+  l.Contents->kind = LoopLevelContents::Root;
+  return l;
+}
+
+void LoopLevel::set(const LoopLevel &other) { *Contents = *other.Contents; }
+
+bool LoopLevel::defined() const { return Contents->kind != LoopLevelContents::Undefined; }
+bool LoopLevel::is_inlined() const { return Contents->kind == LoopLevelContents::Inlined; }
+bool LoopLevel::is_root() const { return Contents->kind == LoopLevelContents::Root; }
+std::string LoopLevel::func() const { return Contents->func; }
+std::string LoopLevel::var() const { return Contents->var; }
+
+std::string LoopLevel::to_string() const {
+  switch (Contents->kind) {
+  case LoopLevelContents::Undefined:
+    return "undefined";
+  case LoopLevelContents::Inlined:
+    return "inlined";
+  case LoopLevelContents::Root:
+    return "root";
+  case LoopLevelContents::At:
+    break;
+  }
+  return Contents->func + "." + Contents->var;
+}
+
+bool LoopLevel::operator==(const LoopLevel &other) const { return *Contents == *other.Contents; }
 
 // ---- FuncRef ----
 
@@ -1099,23 +1155,18 @@ Func &Func::set_estimates(const Region &estimates) {
   return *this;
 }
 
-Func &Func::compute_root() {
-  Contents->compute_level = {LoopLevel::Root, "", ""};
-  Contents->compute_level_set = true;
-  return *this;
-}
+Func &Func::compute_root() { return compute_at(LoopLevel::root()); }
 Func &Func::compute_at(const Func &consumer, const VarOrRVar &var) {
   if (consumer.contents() == Contents)
     throw CompileError("Func " + name() + " cannot be computed at its own loop " + var.name());
-  Contents->compute_level = {LoopLevel::At, consumer.name(), var.name()};
+  return compute_at(LoopLevel(consumer, var));
+}
+Func &Func::compute_at(const LoopLevel &level) {
+  Contents->compute_level = level;
   Contents->compute_level_set = true;
   return *this;
 }
-Func &Func::compute_inline() {
-  Contents->compute_level = {LoopLevel::Inlined, "", ""};
-  Contents->compute_level_set = true;
-  return *this;
-}
+Func &Func::compute_inline() { return compute_at(LoopLevel::inlined()); }
 Func &Func::store_in(MemoryType memory) {
   Contents->memory_type = memory;
   return *this;
@@ -1153,15 +1204,14 @@ Func &Func::align_storage(const Var &var, Expr alignment) {
   return *this;
 }
 
-Func &Func::store_root() {
-  Contents->store_level = {LoopLevel::Root, "", ""};
-  Contents->store_level_set = true;
-  return *this;
-}
+Func &Func::store_root() { return store_at(LoopLevel::root()); }
 Func &Func::store_at(const Func &consumer, const VarOrRVar &var) {
   if (consumer.contents() == Contents)
     throw CompileError("Func " + name() + " cannot be stored at its own loop " + var.name());
-  Contents->store_level = {LoopLevel::At, consumer.name(), var.name()};
+  return store_at(LoopLevel(consumer, var));
+}
+Func &Func::store_at(const LoopLevel &level) {
+  Contents->store_level = level;
   Contents->store_level_set = true;
   return *this;
 }

@@ -79,12 +79,13 @@ struct Definition {
   bool atomic = false;
 };
 
-struct LoopLevel {
-  enum Kind { Inlined, Root, At };
-  Kind kind = Inlined;
+/// The value of a LoopLevel (a handle to one, which set() changes for all its copies).
+struct LoopLevelContents {
+  enum Kind { Undefined, Inlined, Root, At };
+  Kind kind = Undefined;
   std::string func, var; // for At
 
-  bool operator==(const LoopLevel &o) const { return kind == o.kind && func == o.func && var == o.var; }
+  bool operator==(const LoopLevelContents &o) const { return kind == o.kind && func == o.func && var == o.var; }
 };
 
 /// A constraint on the region of one dimension: bound() gives min and extent; bound_extent() the
@@ -109,6 +110,8 @@ struct FunctionContents {
   std::vector<Type> types;
   Definition init;
   std::vector<Definition> updates;
+  /// As scheduled: handles, which the user may still set() (read at lowering, by computed_at
+  /// and stored_at).
   LoopLevel compute_level, store_level;
   bool compute_level_set = false, store_level_set = false;
   /// Made by an inline reduction (sum, argmin, ...): unless scheduled, computed at the innermost
@@ -128,8 +131,9 @@ struct FunctionContents {
   const Definition &stage(int i) const { return i == 0 ? init : updates.at(i - 1); }
   int num_stages() const { return 1 + static_cast<int>(updates.size()); }
   /// The effective compute level: the schedule's, or the default (see Func.h).
-  LoopLevel computed_at() const;
-  LoopLevel stored_at() const;
+  /// The levels as they are now, defaults applied. Throw CompileError for an undefined level.
+  LoopLevelContents computed_at() const;
+  LoopLevelContents stored_at() const;
 };
 
 /// The buffer that holds value `index` of a Func named `func` of `count` values: the Func's own

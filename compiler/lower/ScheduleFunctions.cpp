@@ -47,7 +47,7 @@ bool calls(const Stmt &s, const std::string &name) {
   return finder.Found;
 }
 
-bool isStageLoopOf(const std::string &loop, const LoopLevel &level) {
+bool isStageLoopOf(const std::string &loop, const LoopLevelContents &level) {
   // Loop names are <func>.s<k>.<var>
   const std::string prefix = level.func + ".s";
   if (loop.compare(0, prefix.size(), prefix) != 0)
@@ -65,13 +65,13 @@ bool isStageLoopOf(const std::string &loop, const LoopLevel &level) {
 // at root) with `inject`.
 class InjectAtLevel : public IRMutator {
 public:
-  InjectAtLevel(const LoopLevel &level, const std::string &func, std::function<Stmt(const Stmt &)> inject)
+  InjectAtLevel(const LoopLevelContents &level, const std::string &func, std::function<Stmt(const Stmt &)> inject)
       : Level(level), Func(func), Inject(std::move(inject)) {}
   bool Injected = false;
   bool LoopExists = false;
 
 private:
-  const LoopLevel &Level;
+  const LoopLevelContents &Level;
   const std::string &Func;
   std::function<Stmt(const Stmt &)> Inject;
   using IRMutator::visit;
@@ -124,7 +124,7 @@ private:
 
 // The innermost loop around every use of `func` in `s`, outside vector loops, as a level (root
 // where there is none): where an inline reduction is computed unless scheduled.
-LoopLevel innermostLoopAround(const Stmt &s, const std::string &func) {
+LoopLevelContents innermostLoopAround(const Stmt &s, const std::string &func) {
   struct Finder : IRVisitor {
     const std::string &Name;
     std::vector<const For *> Loops, Common;
@@ -160,18 +160,18 @@ LoopLevel innermostLoopAround(const Stmt &s, const std::string &func) {
     const size_t funcEnd = name.find('.'), stageEnd = name.find('.', funcEnd + 1);
     if (funcEnd == std::string::npos || stageEnd == std::string::npos)
       continue;
-    return {LoopLevel::At, name.substr(0, funcEnd), name.substr(stageEnd + 1)};
+    return {LoopLevelContents::At, name.substr(0, funcEnd), name.substr(stageEnd + 1)};
   }
-  return {LoopLevel::Root, "", ""};
+  return {LoopLevelContents::Root, "", ""};
 }
 
-std::string describe(const LoopLevel &level) {
-  return level.kind == LoopLevel::Root ? "root" : level.func + "." + level.var;
+std::string describe(const LoopLevelContents &level) {
+  return level.kind == LoopLevelContents::Root ? "root" : level.func + "." + level.var;
 }
 
-Stmt injectAt(const Stmt &s, const LoopLevel &level, const std::string &func, const char *what,
+Stmt injectAt(const Stmt &s, const LoopLevelContents &level, const std::string &func, const char *what,
               const std::function<Stmt(const Stmt &)> &inject) {
-  if (level.kind == LoopLevel::Root)
+  if (level.kind == LoopLevelContents::Root)
     return inject(s);
   InjectAtLevel injector(level, func, inject);
   Stmt result = injector.mutate(s);
@@ -512,7 +512,7 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
                         CallBounds &funcValues) {
   std::map<std::string, std::vector<Stmt>> outputChecks;
   for (const auto &output : outputs)
-    if (output->computed_at().kind == LoopLevel::At || output->stored_at().kind == LoopLevel::At)
+    if (output->computed_at().kind == LoopLevelContents::At || output->stored_at().kind == LoopLevelContents::At)
       throw CompileError("Func " + output->name + " is an output of the pipeline and cannot be computed or stored "
                          "at another Func's loop");
   auto isOutput = [&](const FunctionContents &f) {
@@ -541,14 +541,14 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
     // A Func read only by values of an inlined Tuple that nothing reads is not computed.
     if (!calls(result, f.name))
       continue;
-    LoopLevel compute = f.computed_at(), store = f.stored_at();
+    LoopLevelContents compute = f.computed_at(), store = f.stored_at();
     if (f.inline_reduction && !f.compute_level_set) {
       compute = innermostLoopAround(result, f.name);
       if (!f.store_level_set)
         store = compute;
     }
-    if (compute.kind == LoopLevel::Inlined) {
-      if (f.store_level_set && store.kind != LoopLevel::Inlined)
+    if (compute.kind == LoopLevelContents::Inlined) {
+      if (f.store_level_set && store.kind != LoopLevelContents::Inlined)
         throw CompileError("Func " + f.name + " is computed inline and cannot be stored at " + describe(store));
       for (int s = 0; s < f.num_stages(); ++s)
         if (!f.stage(s).specializations.empty())
@@ -557,12 +557,15 @@ Stmt schedule_functions(const Outputs &outputs, const Environment &env, const st
       result = inline_function(result, f);
       continue;
     }
-    if (store.kind == LoopLevel::Inlined)
+    if (store.kind == LoopLevelContents::Inlined)
       store = compute;
-    if (compute.kind == LoopLevel::At && env.count(compute.func) == 0)
+    for (const auto &[level, what] : {std::pair{compute, "computed"}, std::pair{store, "stored"}})
+      if (level.kind == LoopLevelContents::At && level.func == f.name)
+        throw CompileError("Func " + f.name + " is " + what + " at " + describe(level) + ", a loop of its own");
+    if (compute.kind == LoopLevelContents::At && env.count(compute.func) == 0)
       throw CompileError("Func " + f.name + " is computed at " + describe(compute) + ", but " + compute.func +
                          " is not part of this pipeline");
-    if (store.kind == LoopLevel::At && env.count(store.func) == 0)
+    if (store.kind == LoopLevelContents::At && env.count(store.func) == 0)
       throw CompileError("Func " + f.name + " is stored at " + describe(store) + ", but " + store.func +
                          " is not part of this pipeline");
 

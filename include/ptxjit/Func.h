@@ -18,6 +18,7 @@
 
 namespace ptxjit {
 struct FunctionContents;
+struct LoopLevelContents;
 struct StageSchedule;
 } // namespace ptxjit
 
@@ -56,6 +57,38 @@ public:
 private:
   std::string Name;
   bool IsRVar;
+};
+
+/// Where a Func is computed or stored, as Halide's LoopLevel: inlined, at root, or inside a loop
+/// of another Func. A LoopLevel is a handle: its copies share one level, and set() changes it for
+/// all of them, so that a schedule can name a level before the loop it names is known (as
+/// Halide's generators do). A compile reads the level as it is then.
+class LoopLevel {
+public:
+  /// Undefined until set(): a Func computed or stored at it does not compile.
+  LoopLevel();
+  /// Inside `f`'s loop `var` (of whichever stage has that loop).
+  LoopLevel(const Func &f, const VarOrRVar &var);
+  static LoopLevel inlined();
+  static LoopLevel root();
+  /// Makes this level, and every copy of it, `other`'s level (a copy of its value).
+  void set(const LoopLevel &other);
+
+  bool defined() const;
+  bool is_inlined() const;
+  bool is_root() const;
+  /// The Func and loop of a level inside a loop; empty otherwise.
+  std::string func() const;
+  std::string var() const;
+  /// "inlined", "root", "<func>.<var>" or "undefined".
+  std::string to_string() const;
+  /// Whether the two name the same level now.
+  bool operator==(const LoopLevel &other) const;
+
+  const std::shared_ptr<LoopLevelContents> &contents() const { return Contents; }
+
+private:
+  std::shared_ptr<LoopLevelContents> Contents;
 };
 
 /// One definition of a Func (its pure definition, or one update) and its loop schedule.
@@ -287,6 +320,8 @@ public:
   // Funcs with update definitions.
   Func &compute_root();
   Func &compute_at(const Func &consumer, const VarOrRVar &var);
+  /// Computed at `level`, read when the pipeline compiles (see LoopLevel).
+  Func &compute_at(const LoopLevel &level);
   Func &compute_inline();
   /// Where the Func's storage lives; see MemoryType.
   Func &store_in(MemoryType memory);
@@ -303,6 +338,7 @@ public:
   Func &align_storage(const Var &var, Expr alignment);
   Func &store_root();
   Func &store_at(const Func &consumer, const VarOrRVar &var);
+  Func &store_at(const LoopLevel &level);
 
   /// A wrapper of this Func, as Halide's: a Func w(x, ...) = f(x, ...) that `consumer` reads
   /// instead of f, with a schedule of its own (compute_at a tile, store_in GPU shared memory).

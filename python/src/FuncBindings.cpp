@@ -203,6 +203,22 @@ void bind_func(nb::module_ &m) {
                  .def("__itruediv__", [](FuncRef &r, nb::handle v) { return updateWith(r, v, [](FuncRef &f, const Tuple &t) { f /= t; }); });
   add_expr_operators(ref);
 
+  nb::class_<LoopLevel>(m, "LoopLevel")
+      .def(nb::init<>())
+      .def(
+          "__init__", [](LoopLevel *l, const Func &f, nb::handle var) { new (l) LoopLevel(f, loopVariable(var)); },
+          nb::arg("func"), nb::arg("var"))
+      .def_static("root", &LoopLevel::root)
+      .def_static("inlined", &LoopLevel::inlined)
+      .def("set", &LoopLevel::set, nb::arg("other"))
+      .def("defined", &LoopLevel::defined)
+      .def("is_root", &LoopLevel::is_root)
+      .def("is_inlined", &LoopLevel::is_inlined)
+      .def("func", &LoopLevel::func)
+      .def("var", &LoopLevel::var)
+      .def("__eq__", &LoopLevel::operator==)
+      .def("__repr__", [](const LoopLevel &l) { return "ptxjit.LoopLevel(" + l.to_string() + ")"; });
+
   auto stage = nb::class_<Stage>(m, "Stage")
                    .def("name", &Stage::name)
                    .def("atomic", [](Stage &s) { return s.atomic(); })
@@ -259,6 +275,7 @@ void bind_func(nb::module_ &m) {
           .def("compute_root", [](Func &f) { return f.compute_root(); })
           .def("compute_at", [](Func &f, const Func &consumer, nb::handle var) { return f.compute_at(consumer, loopVariable(var)); },
                nb::arg("consumer"), nb::arg("var"))
+          .def("compute_at", [](Func &f, const LoopLevel &level) { return f.compute_at(level); }, nb::arg("level"))
           .def("compute_inline", [](Func &f) { return f.compute_inline(); })
           .def("store_in", [](Func &f, MemoryType memory) { return f.store_in(memory); }, nb::arg("memory_type"))
           .def("reorder_storage",
@@ -273,6 +290,7 @@ void bind_func(nb::module_ &m) {
           .def("store_root", [](Func &f) { return f.store_root(); })
           .def("store_at", [](Func &f, const Func &consumer, nb::handle var) { return f.store_at(consumer, loopVariable(var)); },
                nb::arg("consumer"), nb::arg("var"))
+          .def("store_at", [](Func &f, const LoopLevel &level) { return f.store_at(level); }, nb::arg("level"))
           .def("in_", nb::overload_cast<const Func &>(&Func::in), nb::arg("consumer"))
           .def("in_", nb::overload_cast<>(&Func::in))
           .def("__repr__", [](const Func &f) { return "ptxjit.Func(" + f.name() + ")"; });

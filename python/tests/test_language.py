@@ -383,6 +383,26 @@ def test_rename_names_loops_anew(rng):
         out.rename(x, pj.Var("again"))
 
 
+def test_loop_levels_are_handles_set_later(rng):
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    producer, out = pj.Func("producer"), pj.Func("out")
+    producer[x, y] = inp[x, y] * 2
+    out[x, y] = producer[x, y] + producer[x, y + 1]
+    level = pj.LoopLevel()
+    producer.compute_at(level)
+    a = rng.random((12, 20), dtype=np.float32)
+    inp.set(a)
+    with pytest.raises(pj.CompileError, match="undefined"):
+        pj.Pipeline(out).realize([20, 11])
+    level.set(pj.LoopLevel(out, y))
+    assert repr(level) == "ptxjit.LoopLevel(out.y)" and level.var() == "y"
+    np.testing.assert_allclose(pj.Pipeline(out).realize([20, 11]), a[:11] * 2 + a[1:12] * 2, rtol=1e-6)
+    producer.compute_at(pj.LoopLevel(out, y)).store_at(pj.LoopLevel.root())
+    np.testing.assert_allclose(pj.Pipeline(out).realize([20, 11]), a[:11] * 2 + a[1:12] * 2, rtol=1e-6)
+    assert pj.LoopLevel.root().is_root() and pj.LoopLevel.inlined().is_inlined()
+
+
 def test_align_storage_pads_and_keeps_values(rng):
     x, y = pj.Var("x"), pj.Var("y")
     inp = pj.ImageParam(pj.Float(32), 2, "inp")

@@ -1376,6 +1376,69 @@ TEST_CASE("reorder_storage lays a Func out in another order: calls, loops and va
   CHECK_THROWS_WITH(g.reorder_storage(y, y), Catch::Contains("y is named twice"));
 }
 
+TEST_CASE("LoopLevel: handles to a level that set() changes for every copy, read when the pipeline compiles",
+          "[cpu][language]") {
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(32), 2, "in");
+  Buffer<int32_t> input(31, 20);
+  fill_random(input, seed, -1000, 1000);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func producer("level_producer"), out("level_out");
+  producer(x, y) = in(x, y) * 5 - in(x + 1, y);
+  out(x, y) = producer(x, y) + producer(x, y + 1);
+  out.split(x, xo, xi, 8, TailStrategy::GuardWithIf);
+  auto reference = [&](const std::vector<int> &p) {
+    auto prod = [&](int i, int j) { return input(i, j) * 5 - input(i + 1, j); };
+    return prod(p[0], p[1]) + prod(p[0], p[1] + 1);
+  };
+
+  // Named before it is known, as a generator's LoopLevel parameter is.
+  LoopLevel level;
+  CHECK_FALSE(level.defined());
+  CHECK(level.to_string() == "undefined");
+  producer.compute_at(level);
+  CHECK_THROWS_WITH(Pipeline(out).realize<int32_t>({30, 19}),
+                    Catch::Contains("Func level_producer is computed at a LoopLevel that is undefined"));
+  LoopLevel copy = level;
+  copy.set(LoopLevel(out, xo)); // every copy changes
+  CHECK(level.to_string() == "level_out.xo");
+  CHECK(level.func() == "level_out");
+  CHECK(level.var() == "xo");
+  // Whether `inner` comes after `outer` in the loop nest (inside it, where `outer` is a loop).
+  auto after = [&](const std::string &outer, const std::string &inner) {
+    const std::string nest = Pipeline(out).loop_nest();
+    INFO(nest);
+    return nest.find(outer) != std::string::npos && nest.find(inner) != std::string::npos &&
+           nest.find(outer) < nest.find(inner);
+  };
+  CHECK(after("for level_out.s0.xo:", "produce level_producer:"));
+  check_against(Pipeline(out).realize<int32_t>({30, 19}), reference);
+
+  // A later set() is a new program: compiled again, at root.
+  level.set(LoopLevel::root());
+  CHECK(level.is_root());
+  CHECK(after("produce level_producer:", "produce level_out:"));
+  check_against(Pipeline(out).realize<int32_t>({30, 19}), reference);
+  // compute_root() gives the Func a level of its own; the handle it had is left as it was.
+  producer.compute_at(level).compute_inline();
+  CHECK(level.is_root());
+  CHECK(Pipeline(out).loop_nest().find("produce level_producer") == std::string::npos);
+
+  // Stored at one level, computed at another: a window sliding over rows.
+  LoopLevel rows(out, y), outside = LoopLevel::root();
+  producer.compute_at(rows).store_at(outside);
+  check_against(Pipeline(out).realize<int32_t>({30, 19}), reference);
+  CHECK(LoopLevel::inlined().is_inlined());
+  CHECK(LoopLevel(out, y) == rows);
+  CHECK_FALSE(rows == outside);
+
+  producer.compute_at(LoopLevel(producer, x));
+  CHECK_THROWS_WITH(Pipeline(out).realize<int32_t>({30, 19}),
+                    Catch::Contains("Func level_producer is computed at level_producer.x, a loop of its own"));
+}
+
 TEST_CASE("align_storage pads a stored extent to a multiple: strides align, values are unchanged", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
