@@ -578,6 +578,11 @@ llvm::Value *CodeGen_LLVM::call_intrinsic(const std::string &name, Type t, const
     // Zero is not poison: it has the type's width of zeros.
     return Builder->CreateBinaryIntrinsic(name == Call::CountLeadingZeros ? llvm::Intrinsic::ctlz : llvm::Intrinsic::cttz,
                                           args[0], Builder->getFalse());
+  // A definition replaces random calls (lower_random); one elsewhere has no point to be a function of.
+  if (name == Call::Random)
+    throw CompileError("random_float(), random_int() and random_uint() belong in a Func's definition or an RDom's "
+                       "where(), where each point gets its own value; one was used elsewhere (a bound, an RDom's "
+                       "extent, a constraint or a specialization)");
   PTXJIT_INTERNAL_ASSERT(name == Call::ShiftLeft || name == Call::ShiftRight, "codegen: unknown intrinsic " + name);
   // LLVM's shifts are poison from the width up; the language's shift every bit out there, and a
   // negative signed amount shifts the other way. The shift itself always gets an amount inside

@@ -161,6 +161,9 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
                               *CountLeadingZeros = "count_leading_zeros", *CountTrailingZeros = "count_trailing_zeros";
   /// undef(): a whole value of a definition that stores nothing (see is_undef).
   static constexpr const char *Undef = "undef";
+  /// random_float(), random_int(), random_uint(): args are the call's id, then its seed if any.
+  /// A definition replaces each with a hash of the point it computes (lower_random).
+  static constexpr const char *Random = "random";
   /// print_when(): named Print + ":" + its format, the text with PrintPlaceholder for each value
   /// (doubled where the text has it); args are the condition, then the values, the first of
   /// which is the call's value.

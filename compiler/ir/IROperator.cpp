@@ -3,6 +3,7 @@
 #include "Constants.h"
 #include "IRPrinter.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -332,6 +333,24 @@ Expr undef(Type t) {
   check_supported(t, "undef of " + to_string(t));
   return Call::make(t, Call::Undef, {}, Call::Intrinsic);
 }
+
+namespace {
+Expr randomCall(Type t, Expr seed, const char *what) {
+  static std::atomic<int> calls{0};
+  std::vector<Expr> args{Expr(calls++)};
+  if (seed.defined()) {
+    if (seed.type() != Int(32))
+      throw CompileError(std::string("the seed of ") + what + " must be an int32, not " + to_string(seed.type()) +
+                         " (" + ir::to_string(seed) + ")");
+    args.push_back(std::move(seed));
+  }
+  return Call::make(t, Call::Random, std::move(args), Call::Intrinsic);
+}
+} // namespace
+
+Expr random_float(Expr seed) { return randomCall(Float(32), std::move(seed), "random_float"); }
+Expr random_int(Expr seed) { return randomCall(Int(32), std::move(seed), "random_int"); }
+Expr random_uint(Expr seed) { return randomCall(UInt(32), std::move(seed), "random_uint"); }
 
 Expr likely(Expr e) {
   requireDefined(e, "likely");

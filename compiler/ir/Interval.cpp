@@ -29,6 +29,21 @@ private:
   const Scope &TheScope;
   CallBounds *Calls;
   std::map<std::string, Interval> Lets;
+  // Free variables (neither lets nor in the scope) take any value of their type instead of
+  // standing for themselves: the bounds that hold whatever they are (constantBoundsOf).
+  bool FreeVariablesUnknown = false;
+
+  /// Constant bounds of `e` over every value of its free variables, where there are any.
+  std::optional<std::pair<int64_t, int64_t>> constantBoundsOf(const Expr &e) {
+    static const Scope noScope;
+    Bounds everyValue(noScope, Calls);
+    everyValue.FreeVariablesUnknown = true;
+    Interval c = everyValue.of(e);
+    auto lo = as_const_int(c.min), hi = as_const_int(c.max);
+    if (!lo || !hi)
+      return std::nullopt;
+    return std::make_pair(*lo, *hi);
+  }
 
   // Values of narrow integer types are bounded by the type even when nothing else is known.
   void typeBounds(Type t) {
@@ -54,6 +69,8 @@ private:
       Result = it->second;
     else if (auto it = TheScope.find(op->name); it != TheScope.end())
       Result = it->second;
+    else if (FreeVariablesUnknown)
+      typeBounds(op->type);
     else
       Result = Interval::single_point(Expr(op));
   }
@@ -80,6 +97,14 @@ private:
       Result = {simplify(Cast::make(to.element_of(), v.min)), simplify(Cast::make(to.element_of(), v.max))};
       return;
     }
+    // Symbolic ends that the cast cannot carry (a value between them might not fit): the
+    // constant bounds of every value the operand can take, where the type holds them
+    // (int32(p >> 28) of a uint32 p is in [0, 15]).
+    if ((to.is_int() || to.is_uint()) && !FreeVariablesUnknown)
+      if (auto c = constantBoundsOf(op->value); c && fits(to, c->first) && fits(to, c->second)) {
+        Result = {make_const(to.element_of(), c->first), make_const(to.element_of(), c->second)};
+        return;
+      }
     typeBounds(to);
     if (!Result.is_bounded() && to.can_represent(from))
       typeBounds(from);
@@ -390,8 +415,14 @@ private:
         return e.defined() && divisible ? simplify(Div::make(e, divisor)) : Expr();
       };
       Result = {end(a.min), end(a.max)};
-      if (!Result.is_bounded())
+      if (!Result.is_bounded() && *amount > 0 && t.bits <= 32) {
+        // Whatever the operand, its type's range shifted: uint32 x >> 8 is below 2^24.
+        const int64_t typeMin = t.is_int() ? t.min_int() : 0;
+        const int64_t typeMax = t.is_int() ? t.max_int() : int64_t(t.max_uint());
+        Result = {make_const(t.element_of(), typeMin >> *amount), make_const(t.element_of(), typeMax >> *amount)};
+      } else if (!Result.is_bounded()) {
         typeBounds(t);
+      }
       return true;
     }
     // A left shift wraps: only constant ends that do not overflow.

@@ -10,6 +10,7 @@
 #include "ir/Substitute.h"
 #include "lang/Function.h"
 #include "lang/ImplicitVars.h"
+#include "lang/Random.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
 
@@ -155,8 +156,10 @@ void checkUndefPlacement(const std::string &stageName, const std::vector<Expr> &
 }
 
 void definePure(FunctionContents &f, const std::vector<Expr> &args, std::vector<Expr> values) {
+  const int randomTag = next_random_definition_tag();
   for (size_t i = 0; i < values.size(); ++i)
-    values[i] = common_subexpression_elimination(values[i], letPrefix(f.name + ".s0", i, values.size()));
+    values[i] = lower_random(common_subexpression_elimination(values[i], letPrefix(f.name + ".s0", i, values.size())),
+                             args, randomTag);
   checkUndefPlacement("Func " + f.name, {}, values);
   std::vector<std::string> names;
   for (const Expr &arg : args)
@@ -241,6 +244,22 @@ void defineUpdate(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> 
     checkFreeVariables({predicate});
     all.push_back(predicate);
   }
+
+  // random_*() of the point the update computes: its pure Vars and RVars.
+  std::vector<Expr> freeVariables;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (const auto *v = args[i].as<Variable>(); v && v->name == f->args[i] && !v->param && !v->reduction_domain)
+      freeVariables.push_back(args[i]);
+  if (rdom)
+    for (const ReductionVariable &rv : rdom->domain)
+      freeVariables.push_back(Variable::make(Int(32), rv.var, nullptr, rdom));
+  const int randomTag = next_random_definition_tag();
+  for (Expr &arg : args)
+    arg = lower_random(arg, freeVariables, randomTag);
+  for (Expr &value : values)
+    value = lower_random(value, freeVariables, randomTag);
+  if (predicate.defined())
+    predicate = lower_random(predicate, freeVariables, randomTag);
 
   DropSelfReferences dropSelf(f.get());
   for (Expr &arg : args)

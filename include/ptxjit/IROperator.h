@@ -91,6 +91,17 @@ Expr mux(Expr id, const std::vector<Expr> &values);
 /// of a definition may be undef.
 Expr undef(Type t);
 template <typename T> Expr undef() { return undef(type_of<T>()); }
+/// Halide's random numbers: random_float() is uniform in [0, 1) (multiples of 2^-24),
+/// random_int() and random_uint() cover every 32-bit value. Each call is a random variable of its
+/// own, a deterministic function of the point the Func's definition computes (its pure Vars and
+/// RVars), of which definition it is in, and of `seed` (an int32, e.g. a Param) where given:
+/// `Expr r = random_float(); f(x) = r + r` doubles one variable, `random_float() + random_float()`
+/// adds two. A Func inlined anywhere, vectorized, split or on a GPU gives each point the same
+/// value; the values of two Tuple elements share the call's value. Only in a Func's definition
+/// (or an RDom's where()).
+Expr random_float(Expr seed = Expr());
+Expr random_int(Expr seed = Expr());
+Expr random_uint(Expr seed = Expr());
 /// `e` itself. Halide's hints for loop partitioning, which ptxjit does not do.
 Expr likely(Expr e);
 Expr likely_if_innermost(Expr e);

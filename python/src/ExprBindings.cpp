@@ -276,6 +276,12 @@ void bind_expr(nb::module_ &m) {
   m.def("likely", [](nb::handle e) { return likely(to_expr(e)); });
   m.def("likely_if_innermost", [](nb::handle e) { return likely_if_innermost(to_expr(e)); });
   m.def("undef", [](Type t) { return undef(t); });
+  m.def("random_float", [](nb::handle seed) { return random_float(seed.is_none() ? Expr() : to_expr(seed)); },
+        nb::arg("seed") = nb::none());
+  m.def("random_int", [](nb::handle seed) { return random_int(seed.is_none() ? Expr() : to_expr(seed)); },
+        nb::arg("seed") = nb::none());
+  m.def("random_uint", [](nb::handle seed) { return random_uint(seed.is_none() ? Expr() : to_expr(seed)); },
+        nb::arg("seed") = nb::none());
   m.def("min", [](nb::args values) { return minOrMax(values, true); });
   m.def("max", [](nb::args values) { return minOrMax(values, false); });
   m.def("clamp", [](nb::handle v, nb::handle lo, nb::handle hi) { return clamp(to_expr(v), to_expr(lo), to_expr(hi)); });

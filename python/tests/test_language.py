@@ -495,6 +495,31 @@ def test_undef_leaves_a_value_unwritten():
     np.testing.assert_array_equal(out, expected)
 
 
+def test_random_numbers_are_uniform_and_the_same_under_any_schedule():
+    x, y, xi = pj.Var("x"), pj.Var("y"), pj.Var("xi")
+    noise = pj.Func("noise")
+    shared = pj.random_float()
+    noise[x, y] = (shared, shared + shared, pj.random_uint())
+    plain, doubled, bits = pj.Pipeline(noise).realize([300, 200])
+    assert plain.dtype == np.float32 and bits.dtype == np.uint32
+    assert 0 <= plain.min() and plain.max() < 1
+    assert abs(plain.mean() - 0.5) < 0.01
+    np.testing.assert_array_equal(doubled, plain * 2)
+    assert (bits >= 2**31).mean() > 0.45
+    noise.split(x, x, xi, 8).vectorize(xi).parallel(y)
+    again = pj.Pipeline(noise).realize([300, 200])
+    np.testing.assert_array_equal(again[0], plain)
+    np.testing.assert_array_equal(again[2], bits)
+    seed = pj.Param(pj.Int(32), "seed", 1)
+    seeded = pj.Func("seeded")
+    seeded[x] = pj.random_int(seed)
+    first = pj.Pipeline(seeded).realize([100])
+    seed.set(2)
+    assert (pj.Pipeline(seeded).realize([100]) != first).all()
+    with pytest.raises(pj.CompileError, match="the seed of random_float must be an int32"):
+        pj.random_float(pj.f32(x))
+
+
 def test_estimates_are_checked_and_change_nothing(rng):
     def make(estimates):
         inp, bx, by, x, y = blur_pipeline()

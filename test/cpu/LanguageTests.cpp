@@ -2211,3 +2211,147 @@ TEST_CASE("Estimates are accepted as in Halide and change nothing", "[cpu][langu
   CHECK_THROWS_WITH(in.set_estimates({{0, 8}, {0, 8}, {0, 3}}), Catch::Contains("ImageParam in: set_estimates with 3 ranges for 2 dimensions"));
   CHECK_THROWS_WITH(in.dim(1).set_estimate(0, 2.0f), Catch::Contains("ImageParam in: set_estimate of dimension 1: its values must be integers"));
 }
+
+TEST_CASE("random_float, random_int and random_uint: uniform, independent, and the same at each point whatever the schedule",
+          "[cpu][language]") {
+  const Target host("host");
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  const int w = 512, h = 512;
+
+  SECTION("uniform in [0, 1), 16 buckets level, two calls uncorrelated, one call shared") {
+    Func f("random_pair");
+    Expr shared = random_float();
+    f(x, y) = Tuple(shared + shared, shared, random_float());
+    Buffer<float> twice(w, h), once(w, h), other(w, h);
+    Pipeline(f).realize({twice, once, other});
+    double sum = 0, squares = 0, product = 0;
+    std::array<int, 16> buckets{};
+    for (int j = 0; j < h; ++j)
+      for (int i = 0; i < w; ++i) {
+        const float v = once(i, j);
+        REQUIRE(v >= 0.0f);
+        REQUIRE(v < 1.0f);
+        REQUIRE(twice(i, j) == 2 * v);
+        sum += v;
+        squares += double(v) * v;
+        product += (v - 0.5) * (other(i, j) - 0.5);
+        ++buckets[int(v * 16)];
+      }
+    const double n = double(w) * h, mean = sum / n;
+    CHECK(std::fabs(mean - 0.5) < 0.005);
+    CHECK(std::fabs(squares / n - mean * mean - 1.0 / 12) < 0.003);
+    // The correlation of the two calls: 0 within about 8 standard deviations (1/sqrt(n) each).
+    CHECK(std::fabs(product / n * 12) < 8 / std::sqrt(n));
+    for (int count : buckets)
+      CHECK(std::abs(count - int(n / 16)) < int(n / 16 * 0.05));
+  }
+
+  SECTION("every schedule and placement gives each point the same value") {
+    Func noise("noise");
+    noise(x, y) = Tuple(random_float(), random_int(), random_uint());
+    Buffer<float> f0(w, h);
+    Buffer<int32_t> i0(w, h);
+    Buffer<uint32_t> u0(w, h);
+    Pipeline(noise).realize({f0, i0, u0});
+    int equalNeighbours = 0, negative = 0, high = 0;
+    for (int j = 0; j < h; ++j)
+      for (int i = 0; i + 1 < w; ++i) {
+        equalNeighbours += i0(i, j) == i0(i + 1, j) || u0(i, j) == u0(i + 1, j);
+        negative += i0(i, j) < 0;
+        high += u0(i, j) >= 0x80000000u;
+      }
+    CHECK(equalNeighbours == 0);
+    CHECK(std::abs(negative - w * h / 2) < w * h / 50); // every 32-bit value, signed and unsigned
+    CHECK(std::abs(high - w * h / 2) < w * h / 50);
+
+    // The same Func, scheduled, and read by consumers that inline it or compute it at their loops.
+    noise.tile(x, y, xi, yi, 64, 8).vectorize(xi, 8).parallel(y);
+    Buffer<float> f1(w, h);
+    Buffer<int32_t> i1(w, h);
+    Buffer<uint32_t> u1(w, h);
+    Pipeline(noise).realize({f1, i1, u1});
+    for (int j = 0; j < h; ++j)
+      for (int i = 0; i < w; ++i) {
+        REQUIRE(f1(i, j) == f0(i, j));
+        REQUIRE(i1(i, j) == i0(i, j));
+        REQUIRE(u1(i, j) == u0(i, j));
+      }
+    for (int placement = 0; placement < 3; ++placement) {
+      Func inner("random_inner"), outer("random_outer");
+      inner(x, y) = random_float();
+      outer(x, y) = inner(x + 1, y) - inner(x, y - 1);
+      Func reference("random_reference");
+      reference(x, y) = inner(x, y);
+      const Buffer<float> direct = reference.realize<float>({w + 1, h + 1}, host);
+      if (placement == 1)
+        inner.compute_root().vectorize(x, 8);
+      if (placement == 2)
+        inner.compute_at(outer, y).vectorize(x, 4);
+      outer.vectorize(x, 8).parallel(y);
+      Buffer<float> out(w, h);
+      out.set_min({0, 1});
+      Pipeline(outer).realize(out);
+      for (int j = 1; j < h; ++j)
+        for (int i = 0; i < w; ++i)
+          REQUIRE(out(i, j) == direct(i + 1, j) - direct(i, j - 1));
+    }
+  }
+
+  SECTION("a seed picks other values; updates are random in their RVars; histograms stay in bounds") {
+    Param<int> seed("seed");
+    Func seeded("random_seeded");
+    seeded(x) = random_uint(seed);
+    seed.set(1);
+    const Buffer<uint32_t> one = seeded.realize<uint32_t>({1000}, host);
+    const Buffer<uint32_t> again = seeded.realize<uint32_t>({1000}, host);
+    seed.set(2);
+    const Buffer<uint32_t> two = seeded.realize<uint32_t>({1000}, host);
+    int same = 0;
+    for (int i = 0; i < 1000; ++i) {
+      REQUIRE(one(i) == again(i));
+      same += one(i) == two(i);
+    }
+    CHECK(same == 0);
+
+    // 64000 draws into 16 buckets, seeded by the RVar: each near 4000, and never bucket 16
+    // (bounds inference takes random_float() * 16 to [0, 16], as Halide does).
+    RDom r(0, 64000, "random_draws");
+    Func hist("random_hist");
+    hist(x) = 0;
+    hist(cast<int>(random_float(r) * 16.0f)) += 1;
+    const Buffer<int> counts = hist.realize<int>({17}, host);
+    int total = 0;
+    for (int i = 0; i < 16; ++i) {
+      CHECK(std::abs(counts(i) - 4000) < 300);
+      total += counts(i);
+    }
+    CHECK(counts(16) == 0);
+    CHECK(total == 64000);
+
+    // An update's pure Vars and RVars both pick the value: a random walk along r, in every row x.
+    Func walk("random_walk");
+    RDom k(1, 99, "random_steps");
+    walk(x, y) = 0.0f;
+    walk(x, k) = walk(x, k - 1) + (random_float() - 0.5f);
+    const Buffer<float> path = walk.realize<float>({8, 100}, host);
+    std::vector<float> steps;
+    for (int i = 0; i < 8; ++i)
+      for (int j = 1; j < 100; ++j) {
+        const float step = path(i, j) - path(i, j - 1);
+        CHECK(std::fabs(step) <= 0.5f);
+        steps.push_back(step);
+      }
+    std::sort(steps.begin(), steps.end());
+    CHECK(std::adjacent_find(steps.begin(), steps.end()) == steps.end());
+  }
+
+  SECTION("errors: the seed's type, a random value outside a definition") {
+    CHECK_THROWS_WITH(random_float(cast<int16_t>(x)), Catch::Contains("the seed of random_float must be an int32, not int16"));
+    CHECK_THROWS_WITH(random_uint(Expr(1.5f)), Catch::Contains("the seed of random_uint must be an int32, not float32"));
+    Func f("random_extent");
+    RDom r(0, cast<int>(random_float() * 4.0f) + 1, "random_extent_r");
+    f(x) = 0;
+    f(r) += 1;
+    CHECK_THROWS_WITH(f.realize<int>({8}, host), Catch::Contains("belong in a Func's definition or an RDom's where()"));
+  }
+}

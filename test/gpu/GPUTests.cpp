@@ -2362,3 +2362,37 @@ TEMPLATE_TEST_CASE("Fixed-point intrinsics compute exactly in GPU kernels", "[gp
     check_fixed_point_forms(forms, in, out);
   }
 }
+
+TEST_CASE("Random numbers on the GPU equal the host's bit for bit", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  Var x("x"), y("y"), xi("xi"), yi("yi");
+  Param<int> seed("seed");
+  seed.set(int(fresh_seed() >> 1));
+  INFO("seed " << seed.get());
+  Func noise("noise_gpu"), walk("walk_gpu");
+  noise(x, y) = Tuple(random_float(), random_uint(seed));
+  RDom r(1, 63, "steps");
+  walk(x, y) = 0.0f;
+  walk(x, r) = walk(x, r - 1) + (random_float() - 0.5f);
+  const int w = 300, h = 64;
+  Buffer<float> hostFloats(w, h), hostWalk(w, h);
+  Buffer<uint32_t> hostBits(w, h);
+  Pipeline(noise).realize({hostFloats, hostBits});
+  Pipeline(walk).realize(hostWalk);
+  noise.gpu_tile(x, y, xi, yi, 32, 8);
+  walk.gpu_tile(x, y, xi, yi, 32, 8);
+  walk.update().gpu_tile(x, xi, 32);
+  Buffer<float> gpuFloats(w, h), gpuWalk(w, h);
+  Buffer<uint32_t> gpuBits(w, h);
+  onGPU(noise).realize({gpuFloats, gpuBits});
+  onGPU(walk).realize(gpuWalk);
+  copy_to_host(gpuFloats);
+  copy_to_host(gpuBits);
+  copy_to_host(gpuWalk);
+  for (int j = 0; j < h; ++j)
+    for (int i = 0; i < w; ++i) {
+      REQUIRE(gpuFloats(i, j) == hostFloats(i, j));
+      REQUIRE(gpuBits(i, j) == hostBits(i, j));
+      REQUIRE(gpuWalk(i, j) == hostWalk(i, j));
+    }
+}

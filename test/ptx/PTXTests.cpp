@@ -909,3 +909,14 @@ TEMPLATE_TEST_CASE("PTX for arithmetic and conversions on 16-bit floats, with no
     }
   }
 }
+
+TEST_CASE("PTX of random numbers: integer hashing only, vectorized per thread", "[ptx]") {
+  Var x("x"), y("y"), xi("xi"), yi("yi"), xv("xv");
+  Func noise("noise_ptx");
+  noise(x, y) = Tuple(random_float(), random_int(Expr(7)));
+  noise.gpu_tile(x, y, xi, yi, 64, 4).split(xi, xi, xv, 4).vectorize(xv);
+  const std::string ptx = Pipeline(noise).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains("mul.lo.s32") || Catch::Contains("mul.lo.u32"));
+  CHECK_THAT(ptx, Catch::Contains("cvt.rn.f32.u32"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
