@@ -193,6 +193,7 @@ private:
       name(b);
     }
     flag(s.allow_race_conditions);
+    flag(s.touched);
   }
   void definition(const Definition &d) {
     tag('D');

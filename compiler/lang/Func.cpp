@@ -586,9 +586,23 @@ Stage::Stage(std::shared_ptr<FunctionContents> function, int index, int speciali
 
 std::string Stage::name() const { return Function->name + ".s" + std::to_string(Index); }
 
-StageSchedule &Stage::schedule() const {
+// The stage's schedule, or its specialization's.
+StageSchedule &Stage::selectedSchedule() const {
   Definition &d = Function->stage(Index);
   return SpecializationIndex < 0 ? d.schedule : d.specializations.at(static_cast<size_t>(SpecializationIndex)).schedule;
+}
+
+StageSchedule &Stage::schedule() const {
+  StageSchedule &s = selectedSchedule();
+  s.touched = true;
+  return s;
+}
+
+void Stage::unscheduled() {
+  StageSchedule &s = selectedSchedule();
+  if (s.touched || Function->stage(Index).atomic)
+    throw CompileError("unscheduled() of " + name() + ": the stage was given a schedule already");
+  s.touched = true;
 }
 
 namespace {

@@ -55,6 +55,8 @@ struct StageSchedule {
   std::vector<std::pair<std::string, std::string>> reordered_rvars;
   /// allow_race_conditions(): RVar loops may run in parallel or be reordered unchecked.
   bool allow_race_conditions = false;
+  /// A directive was given (Stage::unscheduled() checks it): no effect on the code.
+  bool touched = false;
 };
 
 /// A schedule a definition uses where `condition` holds (Func::specialize).

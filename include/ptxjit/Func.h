@@ -151,6 +151,9 @@ public:
   /// reordered, although iterations may touch the same point. Where they do, the result may
   /// change from run to run; use it where they do not in ways ptxjit cannot prove.
   Stage &allow_race_conditions();
+  /// As Halide's: states that this stage is meant to have no schedule. A CompileError if a
+  /// directive was given to it before (or unscheduled() was, which counts as one).
+  void unscheduled();
 
   /// Halide's rfactor: factors this update, f(...) = f(...) op e over an RDom (op one of +, -,
   /// *, min, max, &&, ||, value by value for a Tuple), into an intermediate Func it returns and
@@ -175,7 +178,9 @@ public:
 
 private:
   Stage(std::shared_ptr<FunctionContents> function, int index, int specialization);
+  /// The schedule directives change, marked touched (see unscheduled()).
   StageSchedule &schedule() const;
+  StageSchedule &selectedSchedule() const;
 
   std::shared_ptr<FunctionContents> Function;
   int Index;

@@ -223,6 +223,7 @@ void bind_func(nb::module_ &m) {
                    .def("name", &Stage::name)
                    .def("atomic", [](Stage &s) { return s.atomic(); })
                    .def("allow_race_conditions", [](Stage &s) { return s.allow_race_conditions(); })
+                   .def("unscheduled", &Stage::unscheduled)
                    .def("rfactor", [](Stage &s, nb::handle r, const Var &v) { return s.rfactor(reductionVariable(r), v); },
                         nb::arg("r"), nb::arg("v"))
                    .def("rfactor",

@@ -520,6 +520,17 @@ def test_random_numbers_are_uniform_and_the_same_under_any_schedule():
         pj.random_float(pj.f32(x))
 
 
+def test_unscheduled_states_a_stage_has_no_schedule():
+    x = pj.Var("x")
+    f = pj.Func("unscheduled")
+    f[x] = x
+    f[x] += 1
+    f.update(0).unscheduled()
+    np.testing.assert_array_equal(pj.Pipeline(f).realize([4]), [1, 2, 3, 4])
+    with pytest.raises(pj.CompileError, match="was given a schedule already"):
+        f.update(0).unscheduled()
+
+
 def test_estimates_are_checked_and_change_nothing(rng):
     def make(estimates):
         inp, bx, by, x, y = blur_pipeline()

@@ -2355,3 +2355,23 @@ TEST_CASE("random_float, random_int and random_uint: uniform, independent, and t
     CHECK_THROWS_WITH(f.realize<int>({8}, host), Catch::Contains("belong in a Func's definition or an RDom's where()"));
   }
 }
+
+TEST_CASE("unscheduled() states that a stage has no schedule, as in Halide", "[cpu][language]") {
+  Var x("x");
+  RDom r(0, 10, "unscheduled_r");
+  Func f("unscheduled_f");
+  f(x) = x;
+  f(x) += 1;
+  f(r) = f(r) * 2;
+  f.update(0).unscheduled();
+  f.update(1).unscheduled();
+  const Buffer<int> out = f.realize<int>({12}, Target("host"));
+  for (int i = 0; i < 12; ++i)
+    CHECK(out(i) == (i < 10 ? 2 * (i + 1) : i + 1));
+  CHECK_THROWS_WITH(f.update(0).unscheduled(), Catch::Contains("unscheduled() of unscheduled_f.s1: the stage was given a schedule already"));
+  Func g("unscheduled_g");
+  g(x) = x;
+  g(x) += 1;
+  g.update(0).vectorize(x, 4);
+  CHECK_THROWS_WITH(g.update(0).unscheduled(), Catch::Contains("the stage was given a schedule already"));
+}
