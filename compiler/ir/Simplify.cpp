@@ -315,9 +315,10 @@ private:
   // k * min(p, q) + rest is min(k * p + rest, k * q + rest) for k > 0 and the max for k < 0:
   // worth it when an operand then loses terms, as min(x + 33, end) - x becomes min(33, end - x),
   // the extent of a tile clipped at the end of an image, and 2 * min(o + 1, n) - 2 * o becomes
-  // min(2, 2 * n - 2 * o), whose bounds no longer count o twice. Only a rest free of mins and
-  // maxes is pushed, and only MaxPushDepth deep: each push simplifies both operands, so nested
-  // pushes take time exponential in their depth.
+  // min(2, 2 * n - 2 * o), whose bounds no longer count o twice. A rest holding one more min or
+  // max is pushed too (min(b + m + 1, end) - (b + m) with m = min(2 * i, 14), a tail shifted
+  // inward, becomes min(1, end - b - m)); never more, and only MaxPushDepth deep: each push
+  // simplifies both operands, so nested pushes take time exponential in their depth.
   static constexpr int MaxPushDepth = 4;
   int PushDepth = 0;
 
@@ -336,7 +337,7 @@ private:
     int minMaxTerms = 0;
     for (const auto &[term, coefficient] : form.Terms)
       minMaxTerms += coefficient != 0 && (term.as<Min>() || term.as<Max>());
-    if (minMaxTerms != 1)
+    if (minMaxTerms < 1 || minMaxTerms > 2)
       return Expr();
     for (size_t i = 0; i < form.Terms.size(); ++i) {
       const auto &[term, coefficient] = form.Terms[i];

@@ -13,7 +13,7 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 552, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 600, "a field of FunctionContents is missing from the definition key");
 static_assert(sizeof(Definition) == 224, "a field of Definition is missing from the definition key");
 static_assert(sizeof(StageSchedule) == 80, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(Split) == 120, "a field of Split is missing from the definition key");
@@ -76,6 +76,11 @@ public:
     for (const auto &[d, alignment] : f->storage_alignment) {
       name(d);
       count(static_cast<size_t>(alignment));
+    }
+    count(f->storage_folds.size());
+    for (const auto &[d, rows] : f->storage_folds) {
+      name(d);
+      count(static_cast<size_t>(rows));
     }
     name(f->wrapped_func.expired() ? "" : f->wrapped_func.lock()->name);
     name(f->wrapped_image.expired() ? "" : f->wrapped_image.lock()->name);

@@ -1237,6 +1237,17 @@ Func &Func::align_storage(const Var &var, Expr alignment) {
   return *this;
 }
 
+Func &Func::fold_storage(const Var &var, Expr extent, bool) {
+  checkBoundVar(*Contents, "fold_storage", var, {extent});
+  Expr e = ir::simplify(cast(Int(32), extent));
+  auto value = ir::as_const_int(e);
+  if (!value || *value <= 0)
+    throw CompileError("fold_storage of Func " + name() + "." + var.name() +
+                       ": the extent must be a positive constant, not " + ir::to_string(e));
+  Contents->storage_folds[var.name()] = *value;
+  return *this;
+}
+
 Func &Func::store_root() { return store_at(LoopLevel::root()); }
 Func &Func::store_at(const Func &consumer, const VarOrRVar &var) {
   if (consumer.contents() == Contents)

@@ -126,6 +126,8 @@ struct FunctionContents {
   std::vector<std::string> storage_dims;
   /// align_storage: the stored extent of a dimension, by its name, padded to a multiple of this.
   std::map<std::string, int64_t> storage_alignment;
+  /// fold_storage: a dimension, by its name, stored modulo this many rows.
+  std::map<std::string, int64_t> storage_folds;
 
   bool defined() const { return !init.values.empty(); }
   /// Stage 0 is the pure definition; stage i > 0 is update i - 1.

@@ -5,12 +5,16 @@
 #include "ir/Constants.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
+#include "ir/Monotonic.h"
 #include "ir/ScopedEntry.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lang/Function.h"
+#include "ptxjit/Error.h"
 
+#include <algorithm>
 #include <optional>
+#include <set>
 
 namespace ptxjit::lower {
 
@@ -42,6 +46,9 @@ class Slider : public IRMutator {
 public:
   explicit Slider(const Environment &env) : Env(env) {}
 
+  /// Whether a Realize of `func` was seen.
+  bool realized(const std::string &func) const { return Seen.count(func) != 0; }
+
 private:
   struct Loop {
     std::string name;
@@ -64,19 +71,32 @@ private:
     int64_t window; // the rows of the dimension one iteration needs and writes (see foldSpan)
   };
   std::map<std::string, Slide> Slid; // Funcs slid inside the Realize being mutated
+  std::set<std::string> Seen;        // Funcs realized anywhere
 
   using IRMutator::visit;
 
   Expr expand(const Expr &e) const { return substitute(LetValues, e); }
 
   Stmt visit(const Realize *op) override {
+    Seen.insert(op->name);
     ScopedEntry<Realization> entry(Realized, op->name);
     Realized[op->name] = {Loops.size(), producersOf(op->body, op->name) == 1};
     Stmt result = IRMutator::visit(op);
+    std::map<std::string, int64_t> requested; // fold_storage: rows by dimension index name
+    if (auto f = Env.find(op->name); f != Env.end())
+      requested = f->second->storage_folds;
     if (auto slid = Slid.find(op->name); slid != Slid.end()) {
-      result = fold(result.as<Realize>(), slid->second);
+      const std::string dim = Env.at(op->name)->args[slid->second.dim];
+      std::optional<int64_t> rows;
+      if (auto it = requested.find(dim); it != requested.end()) {
+        rows = it->second;
+        requested.erase(it);
+      }
+      result = fold(result.as<Realize>(), slid->second, rows, dim);
       Slid.erase(slid);
     }
+    for (const auto &[dim, rows] : requested)
+      requireWithin(result.as<Realize>(), dim, rows);
     return result;
   }
 
@@ -117,18 +137,49 @@ private:
   // Storage folding: a Func slid along a dimension and used only inside the loop it slides over
   // needs only the window of that dimension one iteration uses; rows older than the window are
   // never read again. It is stored modulo a power of two no smaller than the window.
-  static Stmt fold(const Realize *op, const Slide &slide) {
+  // Where fold_storage asked for `rows`, folds to that many, or throws where the fold would
+  // lose rows still needed.
+  static Stmt fold(const Realize *op, const Slide &slide, std::optional<int64_t> rows, const std::string &dim) {
     int64_t folded = 1;
     while (folded < slide.window)
       folded *= 2;
+    const std::string request =
+        rows ? "fold_storage(" + dim + ", " + std::to_string(*rows) + ") of Func " + op->name + ": " : "";
+    if (rows && *rows < slide.window)
+      throw CompileError(request + "each iteration of loop " + slide.loop + " needs " +
+                         std::to_string(slide.window) + " rows of it in " + dim + "; the extent must be at least that");
+    if (rows)
+      folded = *rows;
     auto extent = as_const_int(op->bounds[slide.dim].extent);
-    if ((extent && *extent <= folded) || accessedOutside(op->body, op->name, slide.loop) ||
-        !writtenInOrder(op->body, op->name, slide.dim))
+    if (extent && *extent <= folded)
+      return Stmt(op);
+    if (rows && accessedOutside(op->body, op->name, slide.loop))
+      throw CompileError(request + "it is read or written outside loop " + slide.loop +
+                         ", which needs every row it computed");
+    if (rows && !writtenInOrder(op->body, op->name, slide.dim))
+      throw CompileError(request + "rows of it in " + dim +
+                         " are written by parallel, vectorized or GPU loops, whose order a fold cannot keep");
+    if (accessedOutside(op->body, op->name, slide.loop) || !writtenInOrder(op->body, op->name, slide.dim))
       return Stmt(op);
     Region bounds = op->bounds;
     bounds[slide.dim].extent = make_const(Int(32), folded);
     Stmt body = FoldAccesses(op->name, slide.dim, bounds[slide.dim].min, make_const(Int(32), folded)).mutate(op->body);
     return Realize::make(op->name, op->types, bounds, body, op->memory);
+  }
+
+  // fold_storage of a dimension the Func does not slide along: nothing to fold where the stored
+  // extent is within the rows asked for; otherwise every row is needed.
+  void requireWithin(const Realize *op, const std::string &dim, int64_t rows) const {
+    const std::vector<std::string> &args = Env.at(op->name)->args;
+    const size_t d = static_cast<size_t>(std::find(args.begin(), args.end(), dim) - args.begin());
+    auto extent = as_const_int(simplify(expand(op->bounds.at(d).extent)));
+    if (extent && *extent <= rows)
+      return;
+    throw CompileError("fold_storage(" + dim + ", " + std::to_string(rows) + ") of Func " + op->name +
+                       ": its storage cannot be folded in " + dim + ": ptxjit folds a Func computed inside a serial "
+                       "loop along which its region in " + dim + " slides forward, stored further out (store_at), "
+                       "and read only inside that loop" +
+                       (extent ? " (it stores " + std::to_string(*extent) + " rows)" : ""));
   }
 
   // Whether every write of `func` in `s` reaches dimension `dim` through serial or unrolled loops
@@ -226,8 +277,12 @@ private:
     }
   };
 
-  // Whether `e` never decreases as `v` counts up.
+  // Whether `e` never decreases as `v` counts up: by its structure (a tail shifted inward is a
+  // min with a constant), else by proving it against the value one iteration before.
   static bool nonDecreasing(const Expr &e, const std::string &v) {
+    const Monotonic m = is_monotonic(e, v);
+    if (m == Monotonic::Constant || m == Monotonic::Increasing)
+      return true;
     Expr before = substitute(v, Sub::make(Variable::make(Int(32), v), make_one(Int(32))), e);
     return can_prove(GE::make(e, before));
   }
@@ -352,6 +407,16 @@ private:
 
 } // namespace
 
-Stmt sliding_window(const Stmt &s, const Environment &env) { return Slider(env).mutate(s); }
+Stmt sliding_window(const Stmt &s, const Environment &env) {
+  Slider slider(env);
+  Stmt result = slider.mutate(s);
+  for (const auto &[name, f] : env)
+    if (!f->storage_folds.empty() && !slider.realized(name)) {
+      const auto &[dim, rows] = *f->storage_folds.begin();
+      throw CompileError("fold_storage(" + dim + ", " + std::to_string(rows) + ") of Func " + name +
+                         ": it has no storage of its own to fold (it is inlined, or an output, stored in its buffer)");
+    }
+  return result;
+}
 
 } // namespace ptxjit::lower

@@ -341,6 +341,14 @@ public:
   /// `alignment` (a positive constant), as Halide does: the strides of the dimensions outside it
   /// are then multiples of it, in elements. Values are unchanged.
   Func &align_storage(const Var &var, Expr alignment);
+  /// Halide's storage folding: stores dimension `var` modulo `extent` (a positive constant), so
+  /// that a Func computed at an inner loop and stored further out (store_at, sliding along
+  /// `var`) keeps only `extent` rows: `g.compute_at(f, y).store_root().fold_storage(y, 2)`. A
+  /// CompileError at compile time where one iteration needs more rows than `extent`, or where the
+  /// storage cannot be folded (it is read outside that loop, or not computed inside it);
+  /// `fold_forward` (Halide's direction hint) changes nothing. ptxjit also folds slid storage
+  /// without being asked, to a power of two.
+  Func &fold_storage(const Var &var, Expr extent, bool fold_forward = true);
   Func &store_root();
   Func &store_at(const Func &consumer, const VarOrRVar &var);
   Func &store_at(const LoopLevel &level);

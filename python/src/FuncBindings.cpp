@@ -288,6 +288,9 @@ void bind_func(nb::module_ &m) {
                })
           .def("align_storage", [](Func &f, const Var &v, nb::handle alignment) { return f.align_storage(v, to_expr(alignment)); },
                nb::arg("var"), nb::arg("alignment"))
+          .def("fold_storage",
+               [](Func &f, const Var &v, nb::handle extent, bool forward) { return f.fold_storage(v, to_expr(extent), forward); },
+               nb::arg("var"), nb::arg("extent"), nb::arg("fold_forward") = true)
           .def("store_root", [](Func &f) { return f.store_root(); })
           .def("store_at", [](Func &f, const Func &consumer, nb::handle var) { return f.store_at(consumer, loopVariable(var)); },
                nb::arg("consumer"), nb::arg("var"))

@@ -531,6 +531,20 @@ def test_unscheduled_states_a_stage_has_no_schedule():
         f.update(0).unscheduled()
 
 
+def test_fold_storage_keeps_the_rows_a_slid_func_needs(rng):
+    inp, bx, by, x, y = blur_pipeline()
+    bx.store_root().compute_at(by, y).fold_storage(y, 3)
+    assert "* 3]" in pj.Pipeline(by).lowered_stmt(pj.Target("host"))
+    a = rng.random((40, 50), dtype=np.float32)
+    buffer = pj.Buffer(a)
+    buffer.set_min([-1, -1])
+    inp.set(buffer)
+    np.testing.assert_allclose(pj.Pipeline(by).realize([48, 38]), blur_reference(a), rtol=1e-6)
+    bx.fold_storage(y, 2)
+    with pytest.raises(pj.CompileError, match="needs 3 rows of it in y"):
+        pj.Pipeline(by).realize([48, 38])
+
+
 def test_estimates_are_checked_and_change_nothing(rng):
     def make(estimates):
         inp, bx, by, x, y = blur_pipeline()

@@ -2375,3 +2375,67 @@ TEST_CASE("unscheduled() states that a stage has no schedule, as in Halide", "[c
   g.update(0).vectorize(x, 4);
   CHECK_THROWS_WITH(g.update(0).unscheduled(), Catch::Contains("the stage was given a schedule already"));
 }
+
+TEST_CASE("fold_storage keeps the rows a slid Func needs, modulo the extent asked for", "[cpu][language]") {
+  const Target host("host");
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "fold_in");
+  Var x("x"), y("y"), xi("xi"), yi("yi"), yo("yo");
+  const int w = 203, h = 97;
+  Buffer<float> input(w + 2, h + 2);
+  input.set_min({-1, -1});
+  fill_random(input, seed);
+  in.set(input);
+  auto reference = [&](int i, int j) {
+    auto rx = [&](int jj) { return input(i - 1, jj) + input(i, jj) + input(i + 1, jj); };
+    return (rx(j - 1) + rx(j) + rx(j + 1)) / 9.0f;
+  };
+  auto blur = [&](const std::string &suffix) {
+    Func bx("fold_bx" + suffix), by("fold_by" + suffix);
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
+    return std::make_pair(bx, by);
+  };
+
+  SECTION("three rows slid down the whole image, where ptxjit alone would keep four") {
+    auto [bx, by] = blur("_3");
+    bx.store_root().compute_at(by, y).vectorize(x, 8).fold_storage(y, 3);
+    by.vectorize(x, 8);
+    CHECK_THAT(Pipeline(by).lowered_stmt(host), Catch::Contains("allocate fold_bx_3[float32 * 203 * 3]") ||
+                                                    Catch::Contains("* 3]"));
+    check_against(by.realize<float>({w, h}, host), [&](const std::vector<int> &c) { return reference(c[0], c[1]); });
+  }
+
+  SECTION("camera_pipe's schedule: strips of rows in parallel, two rows an iteration, four stored") {
+    auto [bx, by] = blur("_strips");
+    by.split(y, yo, yi, 16).split(yi, yi, Var("yii"), 2, TailStrategy::ShiftInward).parallel(yo).vectorize(x, 8);
+    bx.compute_at(by, yi).store_at(by, yo).vectorize(x, 8).fold_storage(y, 4);
+    CHECK_THAT(Pipeline(by).lowered_stmt(host), Catch::Contains("* 4]"));
+    check_against(by.realize<float>({w, h}, host), [&](const std::vector<int> &c) { return reference(c[0], c[1]); });
+  }
+
+  SECTION("a fold the storage already fits changes nothing") {
+    auto [bx, by] = blur("_fits");
+    bx.compute_at(by, y).fold_storage(y, 4);
+    check_against(by.realize<float>({w, h}, host), [&](const std::vector<int> &c) { return reference(c[0], c[1]); });
+  }
+
+  SECTION("errors: too few rows, storage that cannot fold, no storage, a non-constant extent") {
+    auto [bx, by] = blur("_few");
+    bx.store_root().compute_at(by, y).fold_storage(y, 2);
+    CHECK_THROWS_WITH(by.realize<float>({w, h}, host),
+                      Catch::Contains("fold_storage(y, 2) of Func fold_bx_few: each iteration of loop fold_by_few.s0.y "
+                                      "needs 3 rows of it in y; the extent must be at least that"));
+    auto [rootX, rootY] = blur("_root");
+    rootX.compute_root().fold_storage(y, 4);
+    CHECK_THROWS_WITH(rootY.realize<float>({w, h}, host), Catch::Contains("fold_storage(y, 4) of Func fold_bx_root: its "
+                                                                          "storage cannot be folded in y"));
+    auto [outX, outY] = blur("_out");
+    outY.fold_storage(y, 4);
+    CHECK_THROWS_WITH(outY.realize<float>({w, h}, host), Catch::Contains("it has no storage of its own to fold"));
+    Param<int> rows("rows");
+    CHECK_THROWS_WITH(outX.fold_storage(y, rows), Catch::Contains("fold_storage of Func fold_bx_out.y: the extent must be a positive constant"));
+    CHECK_THROWS_WITH(outX.fold_storage(Var("z"), 4), Catch::Contains("z is not one of its arguments"));
+  }
+}

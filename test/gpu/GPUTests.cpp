@@ -2031,6 +2031,10 @@ TEST_CASE("A blur with each thread's strip of blur_x rows in registers", "[gpu]"
   by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
   SECTION("all the strip's rows at once") { schedule_register_strips(bx, by, x, y); }
   SECTION("slid down the strip in a window of four rows") { schedule_sliding_strips(bx, by, x, y); }
+  SECTION("slid down the strip in the three rows fold_storage asks for") {
+    schedule_sliding_strips(bx, by, x, y);
+    bx.fold_storage(y, 3);
+  }
   Pipeline p = onGPU(by);
   // Whole tiles, and sizes whose last tiles shift inward over computed points.
   for (auto [w, h] : {std::pair{256, 64}, std::pair{300, 70}, std::pair{1000, 130}}) {

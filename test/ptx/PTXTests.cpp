@@ -851,6 +851,13 @@ TEST_CASE("A producer slid down each thread's strip keeps a window of rows in re
   // (some fused into a multiply-add).
   CHECK(occurrences(ptx, "add.f32") + occurrences(ptx, "fma.rn.f32") == 18 * 4 * 2 + 16 * 4 * 2);
   checkRegistersOnly(ptx, "sm_90");
+  SECTION("in the three rows fold_storage asks for, still in registers") {
+    bx.fold_storage(p.y, 3);
+    CHECK_THAT(Pipeline(by).lowered_stmt(target), Catch::Contains("allocate blur_x[float32 * 4 * 3]"));
+    std::string folded = Pipeline(by).compile_to_ptx(target);
+    CHECK_THAT(folded, !Catch::Contains(".local"));
+    checkRegistersOnly(folded, "sm_90");
+  }
 }
 
 TEST_CASE("Shared tiles 32 banks wide get rows one element longer", "[ptx]") {
