@@ -5,6 +5,7 @@
 #include "ir/IREquality.h"
 #include "ir/IRPrinter.h"
 #include "ir/Interval.h"
+#include "ir/Monotonic.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "lower/BoxesTouched.h"
@@ -405,6 +406,26 @@ TEST_CASE("Constant upper bounds see through clipped tiles", "[unit][ir]") {
   CHECK_FALSE(constant_upper_bound(min(end - x, 9) * -4).has_value());
   // simplify() itself keeps the sum whole, so terms that cancel still cancel.
   CHECK(to_string(simplify(x + (min(x + 33, end) - x))) == "min((x + 33), end)");
+}
+
+TEST_CASE("Constant upper bounds of a window that slides through a tail shifted inward", "[unit][ir]") {
+  // A strip's row m = min(2 * i, 14), clipped at the image's end: rows [b + m - 1, min(b + m + 1, end) + 1].
+  Expr b = v("b"), end = v("end"), m = min(v("i") * 2, 14);
+  CHECK(constant_upper_bound((min(b + m + 1, end) + 1) - (b + m - 1)) == std::optional<int64_t>(3));
+}
+
+TEST_CASE("is_monotonic follows sums, scaled terms, mins, maxes and selects on other conditions", "[unit][ir]") {
+  Expr i = v("i"), n = v("n");
+  CHECK(is_monotonic(n * 3 + 1, "i") == Monotonic::Constant);
+  CHECK(is_monotonic(min(i * 2, 14) + n, "i") == Monotonic::Increasing);
+  CHECK(is_monotonic(max(n - i * 4, 0) / 2, "i") == Monotonic::Decreasing);
+  CHECK(is_monotonic(select(n > 0, i, n), "i") == Monotonic::Increasing);
+  CHECK(is_monotonic(select(i > 0, i, n), "i") == Monotonic::Unknown);
+  CHECK(is_monotonic(i - min(i, n), "i") == Monotonic::Unknown);
+  CHECK(is_monotonic(i * n, "i") == Monotonic::Unknown);
+  CHECK(is_monotonic(i / -2, "i") == Monotonic::Decreasing);
+  // Narrow integers wrap: no direction.
+  CHECK(is_monotonic(cast<uint8_t>(i) + cast<uint8_t>(1), "i") == Monotonic::Unknown);
 }
 
 TEST_CASE("Bounding a sum of many mins and maxes takes polynomial time", "[unit][ir]") {
