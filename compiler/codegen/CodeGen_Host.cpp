@@ -674,11 +674,22 @@ void CodeGen_Host::reportFailure(const std::string &message, const std::vector<l
 
 void CodeGen_Host::emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
                               const std::vector<Type> &types) {
+  callWithMessage("ptxjit_print", format, values, types);
+}
+
+void CodeGen_Host::emit_require_failure(const std::string &format, const std::vector<llvm::Value *> &values,
+                                        const std::vector<Type> &types) {
+  callWithMessage("ptxjit_require_failed", format, values, types);
+  emitErrorReturn();
+}
+
+void CodeGen_Host::callWithMessage(const char *function, const std::string &format,
+                                   const std::vector<llvm::Value *> &values, const std::vector<Type> &types) {
   // The runtime reads each placeholder's slot by its kind: signed, unsigned or float.
   const std::string typed = print_format_with(format, types, [](Type t) {
     return t.is_float() ? "%f" : t.is_int() ? "%i" : "%u";
   });
-  Builder->CreateCall(runtimeFunction("ptxjit_print"),
+  Builder->CreateCall(runtimeFunction(function),
                       {CallContext, Builder->CreateGlobalStringPtr(typed),
                        llvm::ConstantInt::get(llvm::Type::getInt32Ty(Context), values.size()),
                        print_slots(values, types)});

@@ -51,8 +51,13 @@ protected:
   llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args) override;
   void emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
                   const std::vector<Type> &types) override;
+  void emit_require_failure(const std::string &format, const std::vector<llvm::Value *> &values,
+                            const std::vector<Type> &types) override;
 
 private:
+  // Calls runtime `function` (ptxjit_print's parameters) with `format` typed for its values.
+  void callWithMessage(const char *function, const std::string &format, const std::vector<llvm::Value *> &values,
+                       const std::vector<Type> &types);
   // exp, log and pow of a float vector, within a few units in the last place.
   llvm::Value *polynomial(llvm::Value *x, const std::vector<double> &coefficients);
   /// a b + c, fused where the target has fused multiply-add (one rounding, not two).

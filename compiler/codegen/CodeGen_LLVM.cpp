@@ -616,26 +616,34 @@ llvm::Value *CodeGen_LLVM::call_intrinsic(const std::string &name, Type t, const
                                isLeft ? left(magnitude) : right(magnitude));
 }
 
-void CodeGen_LLVM::print(const Call *op) {
+void CodeGen_LLVM::print_or_require(const Call *op) {
+  const bool require = op->is_require();
   std::vector<llvm::Value *> args;
   for (const Expr &a : op->args)
     args.push_back(codegen(a));
+  // print's message values start with its value; require's follow it.
+  const size_t first = require ? 2 : 1;
   std::vector<Type> types;
-  for (size_t i = 1; i < op->args.size(); ++i)
+  for (size_t i = first; i < op->args.size(); ++i)
     types.push_back(op->args[i].type().element_of());
-  // A vectorized print prints each lane, in order, where its condition holds.
+  // A vectorized call reports each lane, in order: a print where its condition holds, a
+  // requirement where it fails (the first such lane ends the function).
   const int lanes = op->type.lanes;
   for (int lane = 0; lane < lanes; ++lane) {
     auto laneOf = [&](llvm::Value *v) { return lanes > 1 ? Builder->CreateExtractElement(v, lane) : v; };
-    llvm::BasicBlock *then = llvm::BasicBlock::Create(Context, "print", Function);
-    llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, "printed", Function);
-    Builder->CreateCondBr(laneOf(args[0]), then, after);
-    Builder->SetInsertPoint(then);
+    llvm::BasicBlock *report = llvm::BasicBlock::Create(Context, require ? "requirement_failed" : "print", Function);
+    llvm::BasicBlock *after = llvm::BasicBlock::Create(Context, require ? "requirement_held" : "printed", Function);
+    Builder->CreateCondBr(laneOf(args[0]), require ? after : report, require ? report : after);
+    Builder->SetInsertPoint(report);
     std::vector<llvm::Value *> values;
-    for (size_t i = 1; i < args.size(); ++i)
+    for (size_t i = first; i < args.size(); ++i)
       values.push_back(laneOf(args[i]));
-    emit_print(op->print_format(), values, types);
-    Builder->CreateBr(after);
+    if (require) {
+      emit_require_failure(op->print_format(), values, types);
+    } else {
+      emit_print(op->print_format(), values, types);
+      Builder->CreateBr(after);
+    }
     Builder->SetInsertPoint(after);
   }
   Value = args[1];
@@ -681,8 +689,8 @@ llvm::Value *CodeGen_LLVM::print_slots(const std::vector<llvm::Value *> &values,
 }
 
 void CodeGen_LLVM::visit(const Call *op) {
-  if (op->is_print())
-    return print(op);
+  if (op->is_print() || op->is_require())
+    return print_or_require(op);
   PTXJIT_INTERNAL_ASSERT(op->call_type == Call::PureExtern || op->call_type == Call::Intrinsic,
                          "codegen: call to " + op->name + " was not lowered");
   std::vector<llvm::Value *> args;

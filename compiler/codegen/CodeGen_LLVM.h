@@ -88,6 +88,10 @@ protected:
   /// Prints `format` (Call::print_format) with `values` of `types` (scalars), where the code runs.
   virtual void emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
                           const std::vector<Type> &types) = 0;
+  /// Fails the function where a require() does not hold: reports `format` (Call::print_format)
+  /// with `values` of `types` and leaves the function (ends the block).
+  virtual void emit_require_failure(const std::string &format, const std::vector<llvm::Value *> &values,
+                                    const std::vector<Type> &types) = 0;
   /// `format` (Call::print_format) with each value's placeholder replaced by `specifier(its type)`,
   /// in printf's syntax: a literal '%' stays doubled.
   static std::string print_format_with(const std::string &format, const std::vector<Type> &types,
@@ -117,7 +121,7 @@ private:
   llvm::Value *integerDivMod(Type t, llvm::Value *a, llvm::Value *b, const Expr &divisor, bool wantMod);
   llvm::Value *elementPointer(const std::string &buffer, Type t, llvm::Value *index);
   void atomicStore(const ir::Store *op);
-  void print(const ir::Call *op);
+  void print_or_require(const ir::Call *op);
   /// The language's intrinsics (Call::BitwiseAnd, Call::Reinterpret, Call::IsNan, ...) of
   /// `operands`, whose values are `args`.
   llvm::Value *call_intrinsic(const std::string &name, Type t, const std::vector<Expr> &operands,

@@ -338,6 +338,13 @@ llvm::Value *CodeGen_PTX::call_math(const std::string &name, Type t, const std::
   return result;
 }
 
+void CodeGen_PTX::emit_require_failure(const std::string &format, const std::vector<llvm::Value *> &,
+                                       const std::vector<Type> &) {
+  throw CompileError("require() inside a GPU kernel (" + format +
+                     "): requirements are checked on the host; compute that Func on the host, or check "
+                     "the condition in a host stage");
+}
+
 void CodeGen_PTX::emit_print(const std::string &format, const std::vector<llvm::Value *> &values,
                              const std::vector<Type> &types) {
   // Device printf: each slot is 64 bits, as print_slots stores it.

@@ -175,7 +175,11 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
                               *SetHostDirty = "set_host_dirty", *SetDeviceDirty = "set_device_dirty";
   bool is_undef() const { return call_type == Intrinsic && name == Undef; }
   bool is_print() const { return call_type == Intrinsic && name.rfind(std::string(Print) + ":", 0) == 0; }
-  std::string print_format() const { return name.substr(std::char_traits<char>::length(Print) + 1); }
+  std::string print_format() const { return name.substr(name.find(':') + 1); }
+  /// require(): named Require + ":" + its message, formatted as print's; args are the condition,
+  /// the value, then the message's values. A realize where the condition fails fails with it.
+  static constexpr const char *Require = "require";
+  bool is_require() const { return call_type == Intrinsic && name.rfind(std::string(Require) + ":", 0) == 0; }
   Call(Type t, std::string n, std::vector<Expr> a, CallType ct)
       : ExprNode(t), name(std::move(n)), args(std::move(a)), call_type(ct) {}
   std::string name;

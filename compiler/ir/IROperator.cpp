@@ -773,29 +773,63 @@ Expr is_nan(Expr x) { return floatTest(Call::IsNan, std::move(x)); }
 Expr is_inf(Expr x) { return floatTest(Call::IsInf, std::move(x)); }
 Expr is_finite(Expr x) { return floatTest(Call::IsFinite, std::move(x)); }
 
-Expr detail::print_call(Expr condition, Expr value, const std::vector<PrintArgument> &more) {
-  if (!condition.defined() || !value.defined())
-    throw CompileError("undefined Expr given to print");
-  if (condition.type() != Bool())
-    throw CompileError("the condition of print_when must be a boolean, not " + to_string(condition.type()) + ": " +
-                       ir::to_string(condition));
-  if (!value.type().is_scalar())
-    throw CompileError("print of a vector: " + ir::to_string(value));
-  std::vector<Expr> args{condition, value};
-  std::string format = Call::PrintPlaceholder;
-  for (const PrintArgument &a : more) {
-    format += ' ';
+namespace {
+// `text` in a message format: the placeholder character doubled.
+std::string escapedText(const std::string &text) {
+  std::string result;
+  for (char c : text)
+    result += c == Call::PrintPlaceholder[0] ? std::string(2, c) : std::string(1, c);
+  return result;
+}
+
+// print's and require's arguments as a message format, separated by spaces, the values appended
+// to `args`.
+std::string messageFormat(const std::vector<PrintArgument> &parts, std::vector<Expr> &args, const char *what) {
+  std::string format;
+  for (const PrintArgument &a : parts) {
+    if (!format.empty())
+      format += ' ';
     if (a.value().defined()) {
       if (!a.value().type().is_scalar())
-        throw CompileError("print of a vector: " + ir::to_string(a.value()));
+        throw CompileError(std::string(what) + " of a vector: " + ir::to_string(a.value()));
       format += Call::PrintPlaceholder;
       args.push_back(a.value());
       continue;
     }
-    for (char c : a.text())
-      format += c == Call::PrintPlaceholder[0] ? std::string(2, c) : std::string(1, c);
+    format += escapedText(a.text());
   }
+  return format;
+}
+
+void checkConditionAndValue(const Expr &condition, const Expr &value, const char *what) {
+  if (!condition.defined() || !value.defined())
+    throw CompileError(std::string("undefined Expr given to ") + what);
+  if (condition.type() != Bool())
+    throw CompileError(std::string("the condition of ") + what + " must be a boolean, not " +
+                       to_string(condition.type()) + ": " + ir::to_string(condition));
+  if (!value.type().is_scalar())
+    throw CompileError(std::string(what) + " of a vector: " + ir::to_string(value));
+}
+} // namespace
+
+Expr detail::print_call(Expr condition, Expr value, const std::vector<PrintArgument> &more) {
+  checkConditionAndValue(condition, value, "print_when");
+  std::vector<Expr> args{condition, value};
+  std::vector<PrintArgument> parts{PrintArgument(value)};
+  parts.insert(parts.end(), more.begin(), more.end());
+  std::vector<Expr> values;
+  const std::string format = messageFormat(parts, values, "print");
+  args.insert(args.end(), values.begin() + 1, values.end());
   return Call::make(value.type(), Call::Print + std::string(":") + format + "\n", std::move(args), Call::Intrinsic);
+}
+
+Expr detail::require_call(Expr condition, Expr value, const std::vector<PrintArgument> &message) {
+  checkConditionAndValue(condition, value, "require");
+  std::vector<Expr> args{condition, value};
+  std::string format = "requirement failed: " + escapedText(ir::to_string(condition));
+  if (const std::string text = messageFormat(message, args, "require"); !text.empty())
+    format += ": " + text;
+  return Call::make(value.type(), Call::Require + std::string(":") + format, std::move(args), Call::Intrinsic);
 }
 
 } // namespace ptxjit

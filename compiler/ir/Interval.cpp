@@ -337,7 +337,7 @@ private:
 
   void visit(const Load *op) override { typeBounds(op->type); }
   void visit(const Call *op) override {
-    if (op->is_print()) {
+    if (op->is_print() || op->is_require()) {
       Result = of(op->args[1]);
       return;
     }

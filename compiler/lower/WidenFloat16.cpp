@@ -122,9 +122,9 @@ class Widen : public IRMutator {
     const bool math = op->call_type == Call::PureExtern;
     const bool test = op->call_type == Call::Intrinsic &&
                       (op->name == Call::IsNan || op->name == Call::IsInf || op->name == Call::IsFinite);
-    if (!math && !test && !op->is_print())
+    if (!math && !test && !op->is_print() && !op->is_require())
       return IRMutator::visit(op);
-    // Math in float32, the result rounded back; tests and printing of the widened value.
+    // Math in float32, the result rounded back; tests, printing and requirements of the widened value.
     std::vector<Expr> args;
     for (const Expr &a : op->args) {
       Expr m = mutate(a);

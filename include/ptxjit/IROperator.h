@@ -237,6 +237,7 @@ private:
 
 namespace detail {
 Expr print_call(Expr condition, Expr value, const std::vector<PrintArgument> &more);
+Expr require_call(Expr condition, Expr value, const std::vector<PrintArgument> &message);
 } // namespace detail
 
 /// `value`, printing it and the other arguments (separated by spaces, then a newline) each time
@@ -249,6 +250,15 @@ template <typename... Args> Expr print_when(Expr condition, Expr value, const Ar
 /// print_when(true, value, more...).
 template <typename... Args> Expr print(Expr value, const Args &...more) {
   return detail::print_call(Expr(true), std::move(value), {PrintArgument(more)...});
+}
+/// Halide's require: `value` where `condition` holds; where it fails, the realize fails (a
+/// RuntimeError through the error handler) with "requirement failed: <condition>: " and the
+/// message, its arguments written as print writes them: `f(x) = require(p > 0, in(x) / p, "p must
+/// be positive, not", p)`. On the host only: a requirement inside a GPU kernel is a CompileError.
+/// Like any expression, it is evaluated at every point computed (both values of a select
+/// included).
+template <typename... Args> Expr require(Expr condition, Expr value, const Args &...message) {
+  return detail::require_call(std::move(condition), std::move(value), {PrintArgument(message)...});
 }
 
 } // namespace ptxjit

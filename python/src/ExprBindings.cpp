@@ -371,6 +371,11 @@ void bind_expr(nb::module_ &m) {
       throw nb::type_error("print_when needs a condition and a value");
     return detail::print_call(to_expr(values[0]), to_expr(values[1]), printArguments(values, 2));
   });
+  m.def("require", [](nb::args values) {
+    if (values.size() < 2)
+      throw nb::type_error("require needs a condition and a value");
+    return detail::require_call(to_expr(values[0]), to_expr(values[1]), printArguments(values, 2));
+  });
 }
 
 } // namespace ptxjit::python

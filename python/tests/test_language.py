@@ -545,6 +545,17 @@ def test_fold_storage_keeps_the_rows_a_slid_func_needs(rng):
         pj.Pipeline(by).realize([48, 38])
 
 
+def test_require_fails_the_realize_with_its_message():
+    x = pj.Var("x")
+    p = pj.Param(pj.Int(32), "p", 3)
+    f = pj.Func("required")
+    f[x] = pj.require(p > 0, x * p, "p must be positive, not", p)
+    np.testing.assert_array_equal(pj.Pipeline(f).realize([4]), [0, 3, 6, 9])
+    p.set(-2)
+    with pytest.raises(pj.RuntimeError, match=r"requirement failed: \(p > 0\): p must be positive, not -2"):
+        pj.Pipeline(f).realize([4])
+
+
 def test_estimates_are_checked_and_change_nothing(rng):
     def make(estimates):
         inp, bx, by, x, y = blur_pipeline()

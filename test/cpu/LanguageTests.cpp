@@ -2439,3 +2439,43 @@ TEST_CASE("fold_storage keeps the rows a slid Func needs, modulo the extent aske
     CHECK_THROWS_WITH(outX.fold_storage(Var("z"), 4), Catch::Contains("z is not one of its arguments"));
   }
 }
+
+TEST_CASE("require: a value where its condition holds, a failed realize naming it and the message where not",
+          "[cpu][language]") {
+  const Target host("host");
+  Var x("x"), xo("xo"), xi("xi");
+  Param<int> p1("p1"), p2("p2");
+  Func f("required_sum");
+  f(x) = require(p1 + p2 == 19, (p1 + p2) * x, "the parameters should add to exactly", 19, "but were", p1, p2);
+  p1.set(10);
+  p2.set(9);
+  const Buffer<int> good = f.realize<int>({8}, host);
+  for (int i = 0; i < 8; ++i)
+    CHECK(good(i) == 19 * i);
+  p2.set(5);
+  CHECK_THROWS_WITH(f.realize<int>({8}, host),
+                    Catch::Contains("requirement failed: ((p1 + p2) == 19): the parameters should add to exactly 19 "
+                                    "but were 10 5"));
+
+  // Per point, vectorized and in parallel tasks with heap storage: the first failing lane is
+  // reported, with its values; the realize fails, and the error handler hears it once.
+  ImageParam in(Float(32), 1, "required_in");
+  Buffer<float> values(1000);
+  fill_random(values, fresh_seed(), 0.0, 4.0);
+  in.set(values);
+  Func root("required_root"), scaled("required_scaled");
+  root(x) = require(in(x) >= 0.0f, sqrt(in(x)), "negative input", in(x), "at", x);
+  scaled(x) = root(x) * 2.0f + root(x + 1);
+  scaled.split(x, xo, xi, 64).parallel(xo).vectorize(xi, 8);
+  root.compute_at(scaled, xo).vectorize(x, 8);
+  Buffer<float> out = scaled.realize<float>({999}, host);
+  for (int i = 0; i < 999; ++i)
+    CHECK(out(i) == Approx(std::sqrt(values(i)) * 2 + std::sqrt(values(i + 1))));
+  values(613) = -2.5f;
+  CHECK_THROWS_WITH(scaled.realize<float>({999}, host),
+                    Catch::Contains("requirement failed: (required_in(x) >= 0.0f): negative input -2.500000 at 613"));
+  values(613) = 1.0f;
+  CHECK_NOTHROW(scaled.realize<float>({999}, host));
+
+  CHECK_THROWS_WITH(require(x, x), Catch::Contains("the condition of require must be a boolean"));
+}

@@ -927,3 +927,14 @@ TEST_CASE("PTX of random numbers: integer hashing only, vectorized per thread", 
   CHECK_THAT(ptx, Catch::Contains("cvt.rn.f32.u32"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("require() inside a GPU kernel is a CompileError naming the requirement", "[ptx]") {
+  Var x("x"), xi("xi");
+  Param<int> p("required_p");
+  Func f("required_gpu");
+  f(x) = require(p > 0, x * p, "p must be positive");
+  f.gpu_tile(x, xi, 64);
+  CHECK_THROWS_WITH(Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80")),
+                    Catch::Contains("require() inside a GPU kernel (requirement failed: (required_p > 0): p must be "
+                                    "positive): requirements are checked on the host"));
+}
