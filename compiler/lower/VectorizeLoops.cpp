@@ -4,6 +4,7 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Monotonic.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 
@@ -206,54 +207,6 @@ private:
   }
 };
 
-// How an integer expression changes as `var` grows, assuming (as the compiler does) that signed
-// arithmetic does not overflow.
-enum class Direction { Constant, Increasing, Decreasing, Unknown };
-
-Direction negate(Direction d) {
-  return d == Direction::Increasing ? Direction::Decreasing : d == Direction::Decreasing ? Direction::Increasing : d;
-}
-
-Direction combine(Direction a, Direction b) {
-  if (a == Direction::Constant)
-    return b;
-  if (b == Direction::Constant || a == b)
-    return a;
-  return Direction::Unknown;
-}
-
-Direction direction(const Expr &e, const std::string &var) {
-  if (!uses_variable(e, var))
-    return Direction::Constant;
-  if (!e.type().is_int() || !e.type().is_scalar())
-    return Direction::Unknown; // unsigned arithmetic wraps
-  if (const auto *v = e.as<Variable>())
-    return v->name == var ? Direction::Increasing : Direction::Unknown;
-  if (const auto *op = e.as<Add>())
-    return combine(direction(op->a, var), direction(op->b, var));
-  if (const auto *op = e.as<Sub>())
-    return combine(direction(op->a, var), negate(direction(op->b, var)));
-  if (const auto *op = e.as<Min>())
-    return combine(direction(op->a, var), direction(op->b, var));
-  if (const auto *op = e.as<Max>())
-    return combine(direction(op->a, var), direction(op->b, var));
-  auto scaled = [&](const Expr &value, const Expr &factor) {
-    auto c = as_const_int(factor);
-    if (!c)
-      return Direction::Unknown;
-    return *c > 0 ? direction(value, var) : *c < 0 ? negate(direction(value, var)) : Direction::Constant;
-  };
-  if (const auto *op = e.as<Mul>())
-    return as_const_int(op->b) ? scaled(op->a, op->b) : scaled(op->b, op->a);
-  if (const auto *op = e.as<Div>())
-    return scaled(op->a, op->b); // Euclidean division by a constant is monotone in the dividend
-  if (const auto *op = e.as<Cast>()) {
-    const Type from = op->value.type();
-    return from.is_int() && from.bits <= e.type().bits ? direction(op->value, var) : Direction::Unknown;
-  }
-  return Direction::Unknown;
-}
-
 // Whether a guard's condition holds for every value of `var` from a to b when it holds at a and
 // at b: comparisons of expressions that only grow or only shrink with `var`, and conjunctions of
 // them. A condition such as var != 5 holds at both ends of 0..7 and fails in between.
@@ -261,7 +214,7 @@ bool holdsBetweenEnds(const Expr &c, const std::string &var) {
   if (!uses_variable(c, var))
     return true;
   auto compared = [&](const Expr &a, const Expr &b) {
-    return combine(direction(a, var), negate(direction(b, var))) != Direction::Unknown;
+    return is_monotonic(Sub::make(a, b), var) != Monotonic::Unknown;
   };
   if (const auto *op = c.as<LT>())
     return compared(op->a, op->b);
