@@ -316,9 +316,10 @@ private:
   // worth it when an operand then loses terms, as min(x + 33, end) - x becomes min(33, end - x),
   // the extent of a tile clipped at the end of an image, and 2 * min(o + 1, n) - 2 * o becomes
   // min(2, 2 * n - 2 * o), whose bounds no longer count o twice. A rest holding one more min or
-  // max is pushed too (min(b + m + 1, end) - (b + m) with m = min(2 * i, 14), a tail shifted
-  // inward, becomes min(1, end - b - m)); never more, and only MaxPushDepth deep: each push
-  // simplifies both operands, so nested pushes take time exponential in their depth.
+  // max is pushed too where that one is a term of an operand, so that it can cancel
+  // (min(b + m + 1, end) - (b + m) with m = min(2 * i, 14), a tail shifted inward, becomes
+  // min(1, end - b - m)); never more, and only MaxPushDepth deep: each push simplifies both
+  // operands, so nested pushes take time exponential in their depth.
   static constexpr int MaxPushDepth = 4;
   int PushDepth = 0;
 
@@ -329,6 +330,20 @@ private:
     for (const auto &[term, coefficient] : form.Terms)
       n += coefficient != 0;
     return n;
+  }
+
+  // Whether the min or max among `rest`'s terms is a term of `operand`'s sum.
+  static bool restMinMaxIsTermOf(const LinearForm &rest, const Expr &operand) {
+    LinearForm terms;
+    terms.add(operand, 1);
+    for (const auto &[term, coefficient] : rest.Terms) {
+      if (coefficient == 0 || (!term.as<Min>() && !term.as<Max>()))
+        continue;
+      for (const auto &[candidate, c] : terms.Terms)
+        if (c != 0 && equal(candidate, term))
+          return true;
+    }
+    return false;
   }
 
   Expr pushIntoMinMax(const LinearForm &form, Type t) {
@@ -352,8 +367,10 @@ private:
           rest.add(form.Terms[j].first, form.Terms[j].second);
       if (rest.Terms.empty() && coefficient == 1)
         continue;
-      Expr restExpr = rest.build(t), scale = make_const(t, coefficient);
       const Expr &a = mn ? mn->a : mx->a, &b = mn ? mn->b : mx->b;
+      if (minMaxTerms == 2 && !restMinMaxIsTermOf(rest, a) && !restMinMaxIsTermOf(rest, b))
+        continue;
+      Expr restExpr = rest.build(t), scale = make_const(t, coefficient);
       ++PushDepth;
       Expr p = mutate(Add::make(Mul::make(a, scale), restExpr));
       Expr q = mutate(Add::make(Mul::make(b, scale), restExpr));
