@@ -82,7 +82,7 @@ private:
     ScopedEntry<Realization> entry(Realized, op->name);
     Realized[op->name] = {Loops.size(), producersOf(op->body, op->name) == 1};
     Stmt result = IRMutator::visit(op);
-    std::map<std::string, int64_t> requested; // fold_storage: rows by dimension index name
+    std::map<std::string, int64_t> requested; // fold_storage: rows by dimension name
     if (auto f = Env.find(op->name); f != Env.end())
       requested = f->second->storage_folds;
     if (auto slid = Slid.find(op->name); slid != Slid.end()) {
