@@ -1145,6 +1145,17 @@ void checkBoundVar(const FunctionContents &f, const char *directive, const Var &
     if (!v.defined() || v.type().is_float() || v.type().is_vector())
       throw CompileError(std::string(directive) + " of Func " + f.name + "." + var.name() + ": its values must be integers");
 }
+// The positive constant a storage directive of dimension `var` takes.
+int64_t storageConstant(const FunctionContents &f, const char *directive, const char *what, const Var &var,
+                        const Expr &value) {
+  checkBoundVar(f, directive, var, {value});
+  Expr e = ir::simplify(cast(Int(32), value));
+  auto c = ir::as_const_int(e);
+  if (!c || *c <= 0)
+    throw CompileError(std::string(directive) + " of Func " + f.name + "." + var.name() + ": the " + what +
+                       " must be a positive constant, not " + ir::to_string(e));
+  return *c;
+}
 } // namespace
 
 Func &Func::bound(const Var &var, Expr min, Expr extent) {
@@ -1227,24 +1238,12 @@ Func &Func::reorder_storage(const std::vector<Var> &dims) {
 }
 
 Func &Func::align_storage(const Var &var, Expr alignment) {
-  checkBoundVar(*Contents, "align_storage", var, {alignment});
-  Expr a = ir::simplify(cast(Int(32), alignment));
-  auto value = ir::as_const_int(a);
-  if (!value || *value <= 0)
-    throw CompileError("align_storage of Func " + name() + "." + var.name() +
-                       ": the alignment must be a positive constant, not " + ir::to_string(a));
-  Contents->storage_alignment[var.name()] = *value;
+  Contents->storage_alignment[var.name()] = storageConstant(*Contents, "align_storage", "alignment", var, alignment);
   return *this;
 }
 
 Func &Func::fold_storage(const Var &var, Expr extent, bool) {
-  checkBoundVar(*Contents, "fold_storage", var, {extent});
-  Expr e = ir::simplify(cast(Int(32), extent));
-  auto value = ir::as_const_int(e);
-  if (!value || *value <= 0)
-    throw CompileError("fold_storage of Func " + name() + "." + var.name() +
-                       ": the extent must be a positive constant, not " + ir::to_string(e));
-  Contents->storage_folds[var.name()] = *value;
+  Contents->storage_folds[var.name()] = storageConstant(*Contents, "fold_storage", "extent", var, extent);
   return *this;
 }
 

@@ -414,6 +414,16 @@ TEST_CASE("Constant upper bounds of a window that slides through a tail shifted 
   CHECK(constant_upper_bound((min(b + m + 1, end) + 1) - (b + m - 1)) == std::optional<int64_t>(3));
 }
 
+TEST_CASE("Casts and right shifts of unbounded 32-bit values are bounded by the operand's range", "[unit][ir]") {
+  Expr p = v("p", UInt(32));
+  Interval shifted = bounds_of_expr_in_scope(cast<int>(p >> 28), {});
+  CHECK(as_const_int(shifted.min) == std::optional<int64_t>(0));
+  CHECK(as_const_int(shifted.max) == std::optional<int64_t>(15));
+  Interval byte = bounds_of_expr_in_scope((p ^ (p >> 3)) >> 24, {});
+  CHECK(as_const_int(byte.max) == std::optional<int64_t>(255));
+  CHECK_FALSE(bounds_of_expr_in_scope(cast<int>(p), {}).is_bounded());
+}
+
 TEST_CASE("is_monotonic follows sums, scaled terms, mins, maxes and selects on other conditions", "[unit][ir]") {
   Expr i = v("i"), n = v("n");
   CHECK(is_monotonic(n * 3 + 1, "i") == Monotonic::Constant);
