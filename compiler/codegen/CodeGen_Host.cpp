@@ -695,4 +695,12 @@ void CodeGen_Host::callWithMessage(const char *function, const std::string &form
                        print_slots(values, types)});
 }
 
+void CodeGen_Host::emit_prefetch(llvm::Value *address) {
+  // A read, kept in every cache level, of data (not instructions).
+  llvm::Type *i32 = llvm::Type::getInt32Ty(Context);
+  Builder->CreateIntrinsic(llvm::Intrinsic::prefetch, {address->getType()},
+                           {address, llvm::ConstantInt::get(i32, 0), llvm::ConstantInt::get(i32, 3),
+                            llvm::ConstantInt::get(i32, 1)});
+}
+
 } // namespace ptxjit::codegen

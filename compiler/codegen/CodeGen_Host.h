@@ -53,6 +53,7 @@ protected:
                   const std::vector<Type> &types) override;
   void emit_require_failure(const std::string &format, const std::vector<llvm::Value *> &values,
                             const std::vector<Type> &types) override;
+  void emit_prefetch(llvm::Value *address) override;
 
 private:
   // Calls runtime `function` (ptxjit_print's parameters) with `format` typed for its values.

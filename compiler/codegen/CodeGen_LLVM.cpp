@@ -691,6 +691,18 @@ llvm::Value *CodeGen_LLVM::print_slots(const std::vector<llvm::Value *> &values,
 void CodeGen_LLVM::visit(const Call *op) {
   if (op->is_print() || op->is_require())
     return print_or_require(op);
+  if (op->call_type == Call::Intrinsic && op->name == Call::Prefetch) {
+    const auto *element = op->args.at(0).as<Load>();
+    PTXJIT_INTERNAL_ASSERT(element, "codegen: a prefetch of something other than a buffer's element");
+    // Not elementPointer: the address may lie outside the buffer, which an inbounds GEP forbids.
+    llvm::Type *stored = storage_type_of(element->type.element_of());
+    llvm::Value *index = codegen(element->index);
+    for (int lane = 0; lane < element->type.lanes; ++lane)
+      emit_prefetch(Builder->CreateGEP(stored, lookup(element->name),
+                                       element->type.is_scalar() ? index : Builder->CreateExtractElement(index, lane)));
+    Value = llvm::ConstantInt::get(llvm_type_of(op->type), 0);
+    return;
+  }
   PTXJIT_INTERNAL_ASSERT(op->call_type == Call::PureExtern || op->call_type == Call::Intrinsic,
                          "codegen: call to " + op->name + " was not lowered");
   std::vector<llvm::Value *> args;

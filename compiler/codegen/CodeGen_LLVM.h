@@ -102,6 +102,9 @@ protected:
   /// Stack storage, allocated once in the function's entry block.
   llvm::AllocaInst *entryAlloca(llvm::Type *type, const std::string &name);
 
+  /// Asks the processor to load the cache line of `address` (Call::Prefetch); never faults.
+  virtual void emit_prefetch(llvm::Value *address) = 0;
+
   /// A math function call; the host and device map names differently.
   virtual llvm::Value *call_math(const std::string &name, Type t, const std::vector<llvm::Value *> &args);
 

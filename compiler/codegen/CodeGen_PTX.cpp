@@ -10,6 +10,7 @@
 #include "ir/IRPrinter.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -396,6 +397,17 @@ std::string CodeGen_PTX::compile_to_ptx() {
     internal_error("NVPTX cannot emit PTX");
   passes.run(*Module);
   return make_negations_opaque(std::string(ptx.str()));
+}
+
+void CodeGen_PTX::emit_prefetch(llvm::Value *address) {
+  // Only device memory has lines to load into L2; shared memory and registers (allocas) have none,
+  // and taking an alloca's address would keep it out of registers.
+  if (address->getType()->getPointerAddressSpace() != 1)
+    return;
+  llvm::Type *i64 = llvm::Type::getInt64Ty(Context);
+  llvm::InlineAsm *prefetch = llvm::InlineAsm::get(llvm::FunctionType::get(llvm::Type::getVoidTy(Context), {i64}, false),
+                                                   "prefetch.global.L2 [$0];", "l", /*hasSideEffects=*/true);
+  Builder->CreateCall(prefetch, {Builder->CreatePtrToInt(address, i64)});
 }
 
 } // namespace ptxjit::codegen

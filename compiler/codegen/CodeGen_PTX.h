@@ -43,6 +43,7 @@ protected:
                   const std::vector<Type> &types) override;
   void emit_require_failure(const std::string &format, const std::vector<llvm::Value *> &values,
                             const std::vector<Type> &types) override;
+  void emit_prefetch(llvm::Value *address) override;
   llvm::Value *dense_vector_load(llvm::Type *type, llvm::Value *pointer, llvm::Align elementAlign) override;
   void dense_vector_store(llvm::Value *value, llvm::Value *pointer, llvm::Align elementAlign) override;
   llvm::Value *selected_float(llvm::Value *value) override;

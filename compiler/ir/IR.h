@@ -173,6 +173,10 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
   /// nothing unless the other side is newer (dirty); the dirty marks follow a side's writes.
   static constexpr const char *CopyToHost = "copy_to_host", *CopyToDevice = "copy_to_device",
                               *SetHostDirty = "set_host_dirty", *SetDeviceDirty = "set_device_dirty";
+  /// A hint to load the cache line of an element (InjectPrefetches): the one argument is a read
+  /// of the element (a Call, a Load after storage flattening) that is not performed, only its
+  /// address taken. Addresses outside the buffer are allowed: a prefetch never faults.
+  static constexpr const char *Prefetch = "prefetch";
   bool is_undef() const { return call_type == Intrinsic && name == Undef; }
   bool is_print() const { return call_type == Intrinsic && name.rfind(std::string(Print) + ":", 0) == 0; }
   std::string print_format() const { return name.substr(name.find(':') + 1); }

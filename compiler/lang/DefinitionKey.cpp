@@ -13,12 +13,13 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 600, "a field of FunctionContents is missing from the definition key");
-static_assert(sizeof(Definition) == 224, "a field of Definition is missing from the definition key");
-static_assert(sizeof(StageSchedule) == 80, "a field of StageSchedule is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 632, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(Definition) == 256, "a field of Definition is missing from the definition key");
+static_assert(sizeof(StageSchedule) == 112, "a field of StageSchedule is missing from the definition key");
+static_assert(sizeof(PrefetchDirective) == 128, "a field of PrefetchDirective is missing from the definition key");
 static_assert(sizeof(Split) == 120, "a field of Split is missing from the definition key");
 static_assert(sizeof(Dim) == 40, "a field of Dim is missing from the definition key");
-static_assert(sizeof(Specialization) == 88, "a field of Specialization is missing from the definition key");
+static_assert(sizeof(Specialization) == 120, "a field of Specialization is missing from the definition key");
 static_assert(sizeof(ReductionDomainContents) == 72, "a field of ReductionDomainContents is missing from the key");
 static_assert(sizeof(ReductionVariable) == 48, "a field of ReductionVariable is missing from the definition key");
 static_assert(sizeof(LoopLevelContents) == 72, "a field of LoopLevelContents is missing from the definition key");
@@ -196,6 +197,15 @@ private:
     for (const auto &[a, b] : s.reordered_rvars) {
       name(a);
       name(b);
+    }
+    count(s.prefetches.size());
+    for (const PrefetchDirective &p : s.prefetches) {
+      name(p.name);
+      parameter(p.image);
+      name(p.at);
+      name(p.from);
+      expr(p.offset);
+      count(static_cast<size_t>(p.strategy));
     }
     flag(s.allow_race_conditions);
     flag(s.touched);

@@ -10,9 +10,11 @@
 #include "ir/Substitute.h"
 #include "lang/Function.h"
 #include "lang/ImplicitVars.h"
+#include "lang/Parameter.h"
 #include "lang/Random.h"
 #include "lang/UniqueName.h"
 #include "ptxjit/IROperator.h"
+#include "ptxjit/Param.h"
 
 #include <algorithm>
 #include <functional>
@@ -895,6 +897,64 @@ Stage &Stage::gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
   return gpu_tile(x, y, z, x, y, z, tx, ty, tz, xsize, ysize, zsize, tail);
 }
 
+namespace {
+
+// The input a Buffer read in definitions is (made on its first read).
+std::shared_ptr<ParameterContents> bufferInput(const RawBuffer &buffer) {
+  if (!buffer.defined())
+    throw CompileError("prefetch of an undefined Buffer");
+  std::vector<Expr> origin(static_cast<size_t>(buffer.dimensions()), Expr(0));
+  return detail::buffer_call(buffer, std::move(origin)).as<Call>()->param;
+}
+
+} // namespace
+
+Stage &Stage::addPrefetch(const std::string &target, std::shared_ptr<ParameterContents> image, const VarOrRVar &at,
+                          const VarOrRVar &from, Expr offset, PrefetchBoundStrategy strategy) {
+  const std::string what = "prefetch of " + target + " in " + name();
+  StageSchedule &s = schedule();
+  const size_t atIndex = findDim(s, name(), "prefetch", at.name());
+  const size_t fromIndex = findDim(s, name(), "prefetch", from.name());
+  // Dims are innermost first.
+  if (fromIndex < atIndex)
+    throw CompileError(what + ": loop " + from.name() + " is inside loop " + at.name() +
+                       "; the loop to prefetch from must be the loop the prefetch is at or one outside it");
+  if (!offset.defined() || !(offset.type().is_int() || offset.type().is_uint()) || !offset.type().is_scalar())
+    throw CompileError(what + ": the offset must be an integer");
+  NonParamVariables reads;
+  offset.accept(&reads);
+  if (!reads.Names.empty() || !is_realize_invariant(offset))
+    throw CompileError(what + ": the offset may read only Params and input sizes, not " +
+                       (reads.Names.empty() ? std::string("a Func or an input's values") : joinNames(reads.Names)));
+  s.prefetches.push_back({target, std::move(image), at.name(), from.name(), cast(Int(32), offset), strategy});
+  return *this;
+}
+
+Stage &Stage::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                       PrefetchBoundStrategy strategy) {
+  return addPrefetch(f.name(), nullptr, at, from, std::move(offset), strategy);
+}
+Stage &Stage::prefetch(const ImageParam &image, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                       PrefetchBoundStrategy strategy) {
+  if (!image.contents())
+    throw CompileError("prefetch of an uninitialized ImageParam in " + name());
+  return addPrefetch(image.name(), image.contents(), at, from, std::move(offset), strategy);
+}
+Stage &Stage::prefetch(const RawBuffer &buffer, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                       PrefetchBoundStrategy strategy) {
+  std::shared_ptr<ParameterContents> input = bufferInput(buffer);
+  return addPrefetch(input->name, input, at, from, std::move(offset), strategy);
+}
+Stage &Stage::prefetch(const Func &f, const VarOrRVar &at, int offset, PrefetchBoundStrategy strategy) {
+  return prefetch(f, at, at, offset, strategy);
+}
+Stage &Stage::prefetch(const ImageParam &image, const VarOrRVar &at, int offset, PrefetchBoundStrategy strategy) {
+  return prefetch(image, at, at, offset, strategy);
+}
+Stage &Stage::prefetch(const RawBuffer &buffer, const VarOrRVar &at, int offset, PrefetchBoundStrategy strategy) {
+  return prefetch(buffer, at, at, offset, strategy);
+}
+
 Stage &Stage::allow_race_conditions() {
   schedule().allow_race_conditions = true;
   return *this;
@@ -1157,6 +1217,31 @@ int64_t storageConstant(const FunctionContents &f, const char *directive, const 
   return *c;
 }
 } // namespace
+
+Func &Func::prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                     PrefetchBoundStrategy strategy) {
+  pureStage(Contents, "prefetch").prefetch(f, at, from, std::move(offset), strategy);
+  return *this;
+}
+Func &Func::prefetch(const ImageParam &image, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                     PrefetchBoundStrategy strategy) {
+  pureStage(Contents, "prefetch").prefetch(image, at, from, std::move(offset), strategy);
+  return *this;
+}
+Func &Func::prefetch(const RawBuffer &buffer, const VarOrRVar &at, const VarOrRVar &from, Expr offset,
+                     PrefetchBoundStrategy strategy) {
+  pureStage(Contents, "prefetch").prefetch(buffer, at, from, std::move(offset), strategy);
+  return *this;
+}
+Func &Func::prefetch(const Func &f, const VarOrRVar &at, int offset, PrefetchBoundStrategy strategy) {
+  return prefetch(f, at, at, offset, strategy);
+}
+Func &Func::prefetch(const ImageParam &image, const VarOrRVar &at, int offset, PrefetchBoundStrategy strategy) {
+  return prefetch(image, at, at, offset, strategy);
+}
+Func &Func::prefetch(const RawBuffer &buffer, const VarOrRVar &at, int offset, PrefetchBoundStrategy strategy) {
+  return prefetch(buffer, at, at, offset, strategy);
+}
 
 Func &Func::bound(const Var &var, Expr min, Expr extent) {
   checkBoundVar(*Contents, "bound", var, {min, extent});

@@ -46,6 +46,17 @@ struct Dim {
   bool is_rvar = false;
 };
 
+/// Stage::prefetch.
+struct PrefetchDirective {
+  /// The Func or input prefetched. A Func is named only: a schedule holding the Func could hold
+  /// itself. Lowering finds it among the pipeline's.
+  std::string name;
+  std::shared_ptr<ParameterContents> image; ///< the input, or null for a Func
+  std::string at, from;                     ///< loops of the stage
+  Expr offset;
+  PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf;
+};
+
 struct StageSchedule {
   std::vector<Split> splits;
   /// Loop dimensions, innermost first.
@@ -55,6 +66,7 @@ struct StageSchedule {
   std::vector<std::pair<std::string, std::string>> reordered_rvars;
   /// allow_race_conditions(): RVar loops may run in parallel or be reordered unchecked.
   bool allow_race_conditions = false;
+  std::vector<PrefetchDirective> prefetches;
   /// A directive was given (Stage::unscheduled() checks it): no effect on the code.
   bool touched = false;
 };

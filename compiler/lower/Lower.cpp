@@ -8,6 +8,7 @@
 #include "GPUBlockHeapSlices.h"
 #include "GPURegisterSlices.h"
 #include "GPUSingleThreadSections.h"
+#include "InjectPrefetches.h"
 #include "InjectHostDeviceCopies.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
@@ -186,6 +187,7 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
     imageChecks = std::async(std::thread::hardware_concurrency() >= 2 ? std::launch::async : std::launch::deferred,
                              [&, s] { return image_checks(s, outputBuffers, images, funcValues); });
   try {
+    s = runPass("prefetches", debug, [&] { return inject_prefetches(s, env, outputs); });
     s = runPass("simplify", debug, [&] { return simplify(s); });
     s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts, env); });
     // After flattening, which writes the indices that use the constrained fields.

@@ -1,6 +1,7 @@
 #include "ScheduleFunctions.h"
 
 #include "BoundsInference.h"
+#include "InjectPrefetches.h"
 #include "InlineFunctions.h"
 #include "ir/Constants.h"
 #include "ptxjit/IROperator.h"
@@ -392,9 +393,26 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
     }
   }
 
-  for (const Dim &dim : schedule.dims)
+  // Prefetch placeholders first in the body of their loops (see InjectPrefetches.h).
+  auto dimIndex = [&](const PrefetchDirective &p, const std::string &v) {
+    auto it = std::find_if(schedule.dims.begin(), schedule.dims.end(), [&](const Dim &d) { return d.var == v; });
+    if (it == schedule.dims.end())
+      throw CompileError("prefetch of " + p.name + " in " + f.name + ".s" + std::to_string(stageIndex) + ": " + v +
+                         " is no longer one of its loops (a later split, fuse or rename replaced it)");
+    return it - schedule.dims.begin();
+  };
+  for (const PrefetchDirective &p : schedule.prefetches)
+    if (dimIndex(p, p.from) < dimIndex(p, p.at))
+      throw CompileError("prefetch of " + p.name + " in " + f.name + ".s" + std::to_string(stageIndex) + ": loop " +
+                         p.from + " is now inside loop " + p.at + " (a later reorder); it must be the same loop or "
+                         "one outside it");
+  for (const Dim &dim : schedule.dims) {
+    for (const PrefetchDirective &p : schedule.prefetches)
+      if (p.at == dim.var)
+        body = Block::make(prefetch_placeholder(p, prefix + p.at, prefix + p.from), body);
     body = For::make(prefix + dim.var, bound(baseOf(dim.var), "loop_min"), bound(baseOf(dim.var), "loop_extent"),
                      dim.for_type, body);
+  }
   // Var::outermost(): a level to compute other Funcs at, around every loop; simplification
   // removes the loop.
   body = For::make(prefix + OutermostLoop, 0, 1, ForType::Serial, body);

@@ -20,12 +20,14 @@ namespace ptxjit {
 struct FunctionContents;
 struct LoopLevelContents;
 struct StageSchedule;
+struct ParameterContents;
 } // namespace ptxjit
 
 #pragma GCC visibility push(default)
 namespace ptxjit {
 
 class Func;
+class ImageParam;
 
 /// What a split does when the factor does not divide the extent.
 enum class TailStrategy {
@@ -43,6 +45,14 @@ enum class TailStrategy {
   PredicateLoads,  ///< as GuardWithIf (Halide's predicated loads compute the same values)
   PredicateStores, ///< as GuardWithIf
   ShiftInwards = ShiftInward, ///< Halide's spelling
+};
+
+/// What a prefetch does where the region it would load reaches past the buffer, as Halide's.
+enum class PrefetchBoundStrategy {
+  Clamp,       ///< loads only the part of the region inside the buffer
+  GuardWithIf, ///< loads nothing unless the whole region is inside the buffer
+  NonFaulting, ///< loads the whole region (prefetches never fault on the CPU; on a GPU, the
+               ///< schedule promises that the addresses are valid)
 };
 
 /// A Var or an RVar, as schedules name loops.
@@ -144,6 +154,25 @@ public:
                   const VarOrRVar &ty, const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize,
                   TailStrategy tail = TailStrategy::Auto);
 
+  /// Halide's prefetch, a hint that changes no value: at the top of each iteration of loop `at`,
+  /// asks the processor to load into its caches the region of `f` (or of an input) that this
+  /// stage reads or writes in iteration `from + offset` of loop `from` (`at` itself, or a loop
+  /// outside it), one request per cache line. `f` must be stored outside loop `at` (or be an
+  /// input or an output). At a vectorized loop, the hint covers the whole vector, just before it.
+  Stage &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, Expr offset = 1,
+                  PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Stage &prefetch(const ImageParam &image, const VarOrRVar &at, const VarOrRVar &from, Expr offset = 1,
+                  PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Stage &prefetch(const RawBuffer &buffer, const VarOrRVar &at, const VarOrRVar &from, Expr offset = 1,
+                  PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  /// Halide's older form: `at` and `from` the same loop.
+  Stage &prefetch(const Func &f, const VarOrRVar &at, int offset = 1,
+                  PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Stage &prefetch(const ImageParam &image, const VarOrRVar &at, int offset = 1,
+                  PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Stage &prefetch(const RawBuffer &buffer, const VarOrRVar &at, int offset = 1,
+                  PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+
   /// Makes an update of the form f(...) += e add atomically, so that its loops (RVars included)
   /// may be parallel or GPU loops even when iterations hit the same point (a histogram).
   Stage &atomic();
@@ -181,6 +210,8 @@ private:
   /// The schedule directives change, marked touched (see unscheduled()).
   StageSchedule &schedule() const;
   StageSchedule &selectedSchedule() const;
+  Stage &addPrefetch(const std::string &target, std::shared_ptr<ParameterContents> image, const VarOrRVar &at,
+                     const VarOrRVar &from, Expr offset, PrefetchBoundStrategy strategy);
 
   std::shared_ptr<FunctionContents> Function;
   int Index;
@@ -304,6 +335,19 @@ public:
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z, const VarOrRVar &tx,
                  const VarOrRVar &ty, const VarOrRVar &tz, Expr xsize, Expr ysize, Expr zsize,
                  TailStrategy tail = TailStrategy::Auto);
+  /// Stage::prefetch of the pure definition.
+  Func &prefetch(const Func &f, const VarOrRVar &at, const VarOrRVar &from, Expr offset = 1,
+                 PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Func &prefetch(const ImageParam &image, const VarOrRVar &at, const VarOrRVar &from, Expr offset = 1,
+                 PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Func &prefetch(const RawBuffer &buffer, const VarOrRVar &at, const VarOrRVar &from, Expr offset = 1,
+                 PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Func &prefetch(const Func &f, const VarOrRVar &at, int offset = 1,
+                 PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Func &prefetch(const ImageParam &image, const VarOrRVar &at, int offset = 1,
+                 PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
+  Func &prefetch(const RawBuffer &buffer, const VarOrRVar &at, int offset = 1,
+                 PrefetchBoundStrategy strategy = PrefetchBoundStrategy::GuardWithIf);
   /// Asserts at realize that dimension `var` of this Func is required only within [min, min+extent),
   /// and computes exactly that region.
   Func &bound(const Var &var, Expr min, Expr extent);

@@ -153,6 +153,26 @@ template <typename T> void bindLoopSchedules(nb::class_<T> &c) {
       nb::arg("args"), nb::kw_only(), nb::arg("tail") = TailStrategy::Auto);
 }
 
+/// prefetch(target, at, from_=None, offset=1, strategy=GuardWithIf): `target` a Func or an
+/// ImageParam; `from_` None for `at` itself.
+template <typename T> void bindPrefetch(nb::class_<T> &c) {
+  c.def(
+      "prefetch",
+      [](T &s, nb::handle target, nb::handle at, nb::handle from, nb::handle offset, PrefetchBoundStrategy strategy) {
+        const VarOrRVar atLoop = loopVariable(at);
+        const VarOrRVar fromLoop = from.is_none() ? atLoop : loopVariable(from);
+        if (nb::isinstance<Func>(target))
+          return T(s.prefetch(nb::cast<const Func &>(target), atLoop, fromLoop, to_expr(offset), strategy));
+        if (nb::isinstance<ImageParam>(target))
+          return T(s.prefetch(nb::cast<const ImageParam &>(target), atLoop, fromLoop, to_expr(offset), strategy));
+        throw nb::type_error(("prefetch takes a Func or an ImageParam, not a " +
+                              nb::cast<std::string>(nb::type_name(target.type())))
+                                 .c_str());
+      },
+      nb::arg("target"), nb::arg("at"), nb::arg("from_") = nb::none(), nb::arg("offset") = 1,
+      nb::arg("strategy") = PrefetchBoundStrategy::GuardWithIf);
+}
+
 void define(const FuncRef &ref, nb::handle value) {
   FuncRef target = ref;
   if (nb::isinstance<UpdateDefined>(value))
@@ -186,6 +206,10 @@ void bind_func(nb::module_ &m) {
       .value("RoundUp", TailStrategy::RoundUp)
       .value("PredicateLoads", TailStrategy::PredicateLoads)
       .value("PredicateStores", TailStrategy::PredicateStores);
+  nb::enum_<PrefetchBoundStrategy>(m, "PrefetchBoundStrategy")
+      .value("Clamp", PrefetchBoundStrategy::Clamp)
+      .value("GuardWithIf", PrefetchBoundStrategy::GuardWithIf)
+      .value("NonFaulting", PrefetchBoundStrategy::NonFaulting);
   nb::enum_<MemoryType>(m, "MemoryType")
       .value("Auto", MemoryType::Auto)
       .value("Heap", MemoryType::Heap)
@@ -241,6 +265,7 @@ void bind_func(nb::module_ &m) {
                    .def("specialize_fail", &Stage::specialize_fail, nb::arg("message"))
                    .def("__repr__", [](const Stage &s) { return "ptxjit.Stage(" + s.name() + ")"; });
   bindLoopSchedules(stage);
+  bindPrefetch(stage);
 
   auto func =
       nb::class_<Func>(m, "Func")
@@ -299,6 +324,7 @@ void bind_func(nb::module_ &m) {
           .def("in_", nb::overload_cast<>(&Func::in))
           .def("__repr__", [](const Func &f) { return "ptxjit.Func(" + f.name() + ")"; });
   bindLoopSchedules(func);
+  bindPrefetch(func);
 
   m.def("lambda_", [](nb::args args) {
     // lambda_(x, y, expr) or lambda_(expr)

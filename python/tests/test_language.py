@@ -545,6 +545,22 @@ def test_fold_storage_keeps_the_rows_a_slid_func_needs(rng):
         pj.Pipeline(by).realize([48, 38])
 
 
+def test_prefetch_hints_change_no_value(rng):
+    inp, bx, by, x, y = blur_pipeline()
+    bx.compute_at(by, y)
+    by.prefetch(inp, y, offset=2, strategy=pj.PrefetchBoundStrategy.Clamp).prefetch(inp, x, y, 1)
+    assert "prefetch(" in pj.Pipeline(by).lowered_stmt(pj.Target("host"))
+    a = rng.random((40, 50), dtype=np.float32)
+    buffer = pj.Buffer(a)
+    buffer.set_min([-1, -1])
+    inp.set(buffer)
+    np.testing.assert_allclose(pj.Pipeline(by).realize([48, 38]), blur_reference(a), rtol=1e-6)
+    with pytest.raises(pj.CompileError, match="loop x is inside loop y"):
+        by.prefetch(inp, y, x)
+    with pytest.raises(TypeError, match="prefetch takes a Func or an ImageParam"):
+        by.prefetch(3, y)
+
+
 def test_require_fails_the_realize_with_its_message():
     x = pj.Var("x")
     p = pj.Param(pj.Int(32), "p", 3)

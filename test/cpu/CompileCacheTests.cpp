@@ -161,12 +161,18 @@ TEST_CASE("Definition keys are equal for equal programs and differ for any chang
       g.specialize(p > 0.0f).vectorize(x, 4);
     if (change == 14)
       g.parallel(y);
+    if (change == 15)
+      g.prefetch(in, x, y, 2);
+    if (change == 16)
+      g.prefetch(in, x, y, 3);
+    if (change == 17)
+      g.prefetch(in, x, y, 2, PrefetchBoundStrategy::Clamp);
     return keyOf(g);
   };
   const std::string base = program(0);
   REQUIRE_FALSE(base.empty());
   CHECK(program(0) == base);
-  for (int change = 1; change <= 14; ++change) {
+  for (int change = 1; change <= 17; ++change) {
     INFO("change " << change);
     CHECK(program(change) != base);
     CHECK(program(change) == program(change));

@@ -2479,3 +2479,140 @@ TEST_CASE("require: a value where its condition holds, a failed realize naming i
 
   CHECK_THROWS_WITH(require(x, x), Catch::Contains("the condition of require must be a boolean"));
 }
+
+TEST_CASE("prefetch: hints at the loop asked for, ahead by the offset, that change no value", "[cpu][language]") {
+  const Target host("host");
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "prefetch_in");
+  Var x("x"), y("y"), yi("yi");
+  const int w = 203, h = 97;
+  Buffer<float> input(w + 2, h + 2);
+  input.set_min({-1, -1});
+  fill_random(input, seed);
+  in.set(input);
+  auto reference = [&](int i, int j) {
+    auto rx = [&](int jj) { return input(i - 1, jj) + input(i, jj) + input(i + 1, jj); };
+    return (rx(j - 1) + rx(j) + rx(j + 1)) / 9.0f;
+  };
+  auto blur = [&](const std::string &suffix) {
+    Func bx("prefetch_bx" + suffix), by("prefetch_by" + suffix);
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
+    return std::make_pair(bx, by);
+  };
+  auto checkBlur = [&](const Func &by) {
+    check_against(by.realize<float>({w, h}, host), [&](const std::vector<int> &c) { return reference(c[0], c[1]); });
+  };
+
+  SECTION("the rows two iterations ahead of a parallel, vectorized blur, under each bound strategy") {
+    for (PrefetchBoundStrategy strategy :
+         {PrefetchBoundStrategy::GuardWithIf, PrefetchBoundStrategy::Clamp, PrefetchBoundStrategy::NonFaulting}) {
+      INFO("strategy " << static_cast<int>(strategy));
+      auto [bx, by] = blur("_" + std::to_string(static_cast<int>(strategy)));
+      by.split(y, y, yi, 8).parallel(y).vectorize(x, 8).prefetch(in, yi, yi, 2, strategy);
+      bx.compute_at(by, yi).vectorize(x, 8);
+      const std::string stmt = Pipeline(by).lowered_stmt(host);
+      // The rows bx reads two iterations ahead: yi + 2 - 1 to yi + 2 + 1.
+      CHECK_THAT(stmt, Catch::Contains("prefetch(prefetch_in["));
+      CHECK_THAT(stmt, Catch::Contains(".s0.yi) + 1), ") || Catch::Contains(".s0.yi) + 1) >= "));
+      checkBlur(by);
+    }
+  }
+
+  SECTION("one element, four ahead: a single request, no line loop beyond it") {
+    ImageParam line(Float(32), 1, "prefetch_line");
+    Buffer<float> values(300);
+    fill_random(values, seed);
+    line.set(values);
+    Func f("prefetch_single");
+    f(x) = line(x) * 2.0f;
+    f.prefetch(line, x, 4, PrefetchBoundStrategy::NonFaulting);
+    const std::string stmt = Pipeline(f).lowered_stmt(host);
+    CHECK_THAT(stmt, Catch::Contains("prefetch(prefetch_line[((prefetch_single.s0.x - prefetch_line.min.0) + 4)])"));
+    CHECK(stmt.find("prefetch(", stmt.find("prefetch(") + 1) == std::string::npos);
+    check_against(f.realize<float>({300}, host), [&](const std::vector<int> &c) { return values(c[0]) * 2.0f; });
+  }
+
+  SECTION("Halide's tile example: at y, from w two ahead, over the lines of x") {
+    Var z("z"), v("v");
+    Func f("prefetch_tile_f"), g("prefetch_tile_g");
+    f(x, y, z, v) = cast<float>(x + y * 3 + z * 5 + v * 7);
+    g(x, y, z, v) = 2.0f * f(x, y, z, v);
+    f.compute_root();
+    g.prefetch(f, y, v, 2, PrefetchBoundStrategy::NonFaulting);
+    const std::string stmt = Pipeline(g).lowered_stmt(host);
+    CHECK_THAT(stmt, Catch::Contains("for (prefetch_tile_g.s0.y.prefetch.prefetch_tile_f.line"));
+    CHECK_THAT(stmt, Catch::Contains("+ 2) * prefetch_tile_f.stride.3)"));
+    check_against(g.realize<float>({40, 3, 4, 5}, host),
+                  [&](const std::vector<int> &c) { return 2.0f * float(c[0] + c[1] * 3 + c[2] * 5 + c[3] * 7); });
+  }
+
+  SECTION("a Buffer, a Func of several values, the output itself, an update, a vectorized loop, a Param offset") {
+    Param<int> ahead("prefetch_ahead");
+    ahead.set(3);
+    Func pair("prefetch_pair"), out("prefetch_out");
+    pair(x, y) = Tuple(input(x, y) * 2.0f, input(x + 1, y) - 1.0f);
+    out(x, y) = pair(x, y)[0] + pair(x, y)[1];
+    RDom r(0, 3, "prefetch_r");
+    out(x, y) += input(x - 1 + r, y);
+    pair.compute_root().prefetch(input, y, 1, PrefetchBoundStrategy::Clamp);
+    out.vectorize(x, 8).prefetch(pair, x, y, ahead).prefetch(out, x, 2);
+    out.update().prefetch(input, x, y, 1).prefetch(input, r, 1);
+    const std::string stmt = Pipeline(out).lowered_stmt(host);
+    CHECK_THAT(stmt, Catch::Contains("prefetch(prefetch_pair.0["));
+    CHECK_THAT(stmt, Catch::Contains("prefetch(prefetch_pair.1["));
+    CHECK_THAT(stmt, Catch::Contains("prefetch(prefetch_out["));
+    check_against(out.realize<float>({w, h}, host), [&](const std::vector<int> &c) {
+      const int i = c[0], j = c[1];
+      return input(i, j) * 2.0f + (input(i + 1, j) - 1.0f) + input(i - 1, j) + input(i, j) + input(i + 1, j);
+    });
+    // At a vectorized loop the hint covers the whole vector, before it.
+    Var xo("xo"), xv("xv");
+    Func vec2("prefetch_vec2");
+    vec2(x, y) = in(x, y) + 1.0f;
+    vec2.split(x, xo, xv, 8).vectorize(xv).prefetch(in, xv, xo, 1);
+    CHECK_THAT(Pipeline(vec2).lowered_stmt(host), Catch::Contains("prefetch(prefetch_in["));
+    check_against(vec2.realize<float>({w, h}, host), [&](const std::vector<int> &c) { return input(c[0], c[1]) + 1.0f; });
+  }
+
+  SECTION("a specialization keeps the hint, and a realize where the Func is never read drops it") {
+    auto [bx, by] = blur("_special");
+    Param<int> wide("prefetch_wide");
+    bx.compute_at(by, y);
+    by.specialize(wide > 0).vectorize(x, 8).prefetch(in, y, 1);
+    wide.set(1);
+    CHECK_THAT(Pipeline(by).lowered_stmt(host), Catch::Contains("prefetch(prefetch_in["));
+    checkBlur(by);
+    wide.set(0);
+    checkBlur(by);
+    Func unread("prefetch_unread"), other("prefetch_other");
+    unread(x, y) = in(x, y);
+    other(x, y) = cast<float>(x + y);
+    other.prefetch(unread, y, 1);
+    CHECK_THAT(Pipeline(other).lowered_stmt(host), !Catch::Contains("prefetch("));
+  }
+
+  SECTION("errors: loops in the wrong order or gone, offsets that are not integers of Params, storage inside the loop") {
+    Func f("prefetch_err"), g("prefetch_err_g");
+    f(x, y) = in(x, y) * 2.0f;
+    g(x, y) = f(x, y) + f(x, y + 1);
+    CHECK_THROWS_WITH(g.prefetch(in, y, x), Catch::Contains("prefetch of prefetch_in in prefetch_err_g.s0: loop x is "
+                                                             "inside loop y; the loop to prefetch from must be the loop "
+                                                             "the prefetch is at or one outside it"));
+    CHECK_THROWS_WITH(g.prefetch(in, Var("q"), 1), Catch::Contains("q is not a loop of prefetch_err_g.s0"));
+    CHECK_THROWS_WITH(g.prefetch(in, x, x, Expr(1.5f)), Catch::Contains("the offset must be an integer"));
+    CHECK_THROWS_WITH(g.prefetch(in, x, x, Expr(x)), Catch::Contains("the offset may read only Params and input "
+                                                                     "sizes, not x"));
+    f.compute_at(g, x);
+    g.prefetch(f, x, 1);
+    CHECK_THROWS_WITH(g.realize<float>({8, 8}, host), Catch::Contains("prefetch of prefetch_err at loop "
+                                                                      "prefetch_err_g.s0.x: prefetch_err is stored inside "
+                                                                      "that loop"));
+    Func later("prefetch_later");
+    later(x, y) = in(x, y);
+    later.prefetch(in, x, 1).split(x, Var("xo"), Var("xi"), 4);
+    CHECK_THROWS_WITH(later.realize<float>({8, 8}, host), Catch::Contains("prefetch of prefetch_in in prefetch_later.s0: "
+                                                                          "x is no longer one of its loops"));
+  }
+}

@@ -2400,3 +2400,22 @@ TEST_CASE("Random numbers on the GPU equal the host's bit for bit", "[gpu]") {
       REQUIRE(gpuWalk(i, j) == hostWalk(i, j));
     }
 }
+
+TEST_CASE("prefetch in a GPU kernel changes no value", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "prefetch_gpu_in");
+  Buffer<float> input(300, 70);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  for (PrefetchBoundStrategy strategy : {PrefetchBoundStrategy::GuardWithIf, PrefetchBoundStrategy::Clamp}) {
+    Func columns("prefetch_gpu_columns" + std::to_string(static_cast<int>(strategy)));
+    columns(x, y) = in(x, y) * 2.0f + in(x, y + 1);
+    columns.gpu_tile(x, xo, xi, 64).reorder(y, xi, xo).prefetch(in, y, 4, strategy);
+    Buffer<float> out = onGPU(columns).realize<float>({300, 69});
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f + input(c[0], c[1] + 1); });
+  }
+}

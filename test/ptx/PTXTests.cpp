@@ -938,3 +938,25 @@ TEST_CASE("require() inside a GPU kernel is a CompileError naming the requiremen
                     Catch::Contains("require() inside a GPU kernel (requirement failed: (required_p > 0): p must be "
                                     "positive): requirements are checked on the host"));
 }
+
+TEST_CASE("prefetch in a GPU kernel: L2 requests for device memory, none for a shared tile", "[ptx]") {
+  ImageParam in(Float(32), 2, "prefetch_ptx_in");
+  Var x("x"), y("y"), xo("xo"), xi("xi"), yo("yo"), yi("yi");
+  Func columns("prefetch_ptx_columns");
+  columns(x, y) = in(x, y) * 2.0f;
+  // Each thread walks down its column, asking for the row four ahead.
+  columns.gpu_tile(x, xo, xi, 64).reorder(y, xi, xo).prefetch(in, y, 4);
+  const std::string ptx = Pipeline(columns).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(ptx, Catch::Contains("prefetch.global.L2"));
+  CHECK(assemble(ptx, "sm_80").empty());
+
+  Func stencil("prefetch_ptx_stencil");
+  stencil(x, y) = in(x - 1, y) + in(x + 1, y);
+  stencil.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+  Func staged = in.in(stencil);
+  staged.compute_at(stencil, xo).gpu_threads(_0, _1);
+  stencil.prefetch(staged, xi, 1);
+  const std::string sharedPtx = Pipeline(stencil).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK_THAT(sharedPtx, !Catch::Contains("prefetch.global"));
+  CHECK(assemble(sharedPtx, "sm_80").empty());
+}
