@@ -2341,8 +2341,11 @@ TEST_CASE("random_float, random_int and random_uint: uniform, independent, and t
         CHECK(std::fabs(step) <= 0.5f);
         steps.push_back(step);
       }
+    // Steps the same in every row or every column would leave at most 99 distinct values; the
+    // differences of accumulated floats round, so a few of the 792 may coincide by chance.
     std::sort(steps.begin(), steps.end());
-    CHECK(std::adjacent_find(steps.begin(), steps.end()) == steps.end());
+    const auto distinct = std::unique(steps.begin(), steps.end()) - steps.begin();
+    CHECK(distinct >= 780);
   }
 
   SECTION("errors: the seed's type, a random value outside a definition") {
