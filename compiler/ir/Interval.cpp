@@ -217,6 +217,74 @@ private:
       return;
     Result = {a.min.defined() && b.max.defined() ? endOf(a.min, b.max, minus, Sub::make(a.min, b.max)) : Expr(),
               a.max.defined() && b.min.defined() ? endOf(a.max, b.min, minus, Sub::make(a.max, b.min)) : Expr()};
+    tightenQuotientDifference(op);
+    tightenDistributed(op);
+  }
+
+  // max(p, q) - b is max(p - b, q - b) and a - min(r, s) is max(a - r, a - s) (min alike): bounded
+  // term by term, differences can cancel that the whole cannot (the rows an upsampling of a
+  // clamped region reads, max((min(y, e) + 1) / 2, ...) - min((y + 1) / 2, ...), have a constant
+  // span). Only where an end is not a constant yet, and for few mins and maxes: each one
+  // doubles the work.
+  void tightenDistributed(const Sub *op) {
+    if (op->type.is_float() || wraps(op->type) || (as_const_int(Result.min) && as_const_int(Result.max)))
+      return;
+    int budget = 4;
+    if (!fewMinMax(op->a, budget) || !fewMinMax(op->b, budget))
+      return;
+    Expr distributed;
+    if (const auto *m = op->a.as<Max>())
+      distributed = Max::make(Sub::make(m->a, op->b), Sub::make(m->b, op->b));
+    else if (const auto *m = op->a.as<Min>())
+      distributed = Min::make(Sub::make(m->a, op->b), Sub::make(m->b, op->b));
+    else if (const auto *m = op->b.as<Min>())
+      distributed = Max::make(Sub::make(op->a, m->a), Sub::make(op->a, m->b));
+    else if (const auto *m = op->b.as<Max>())
+      distributed = Min::make(Sub::make(op->a, m->a), Sub::make(op->a, m->b));
+    else
+      return;
+    Interval alternative = of(distributed);
+    auto tighter = [&](Expr &end, const Expr &candidate, bool upper) {
+      auto c = candidate.defined() ? as_const_int(candidate) : std::nullopt;
+      auto current = end.defined() ? as_const_int(end) : std::nullopt;
+      if (c && (!current || (upper ? *c < *current : *c > *current)))
+        end = candidate;
+    };
+    tighter(Result.min, alternative.min, false);
+    tighter(Result.max, alternative.max, true);
+  }
+
+  // Whether `e` has at most `budget` mins and maxes nested at its top (counting down `budget`).
+  static bool fewMinMax(const Expr &e, int &budget) {
+    if (const auto *m = e.as<Min>())
+      return --budget >= 0 && fewMinMax(m->a, budget) && fewMinMax(m->b, budget);
+    if (const auto *m = e.as<Max>())
+      return --budget >= 0 && fewMinMax(m->a, budget) && fewMinMax(m->b, budget);
+    return true;
+  }
+
+  // x / k - y / k (floor division by one positive constant) lies in [floor((x - y) / k),
+  // ceil((x - y) / k)] whatever x and y are: where x - y is bounded by constants and the ends
+  // above are not (as with (y + 1) / 2 - (y - 1) / 2, the rows an upsampling reads), those
+  // constants bound it.
+  void tightenQuotientDifference(const Sub *op) {
+    const auto *x = op->a.as<Div>(), *y = op->b.as<Div>();
+    if (!x || !y || op->type.is_float() || wraps(op->type))
+      return;
+    auto k = as_const_int(x->b);
+    if (!k || *k <= 0 || as_const_int(y->b) != k)
+      return;
+    Interval d = of(simplify(Sub::make(x->a, y->a)));
+    auto tighter = [&](Expr &end, std::optional<int64_t> numerator, bool upper) {
+      if (!numerator)
+        return;
+      auto c = as_const_int(simplify(Div::make(make_const(op->type, *numerator + (upper ? *k - 1 : 0)), x->b)));
+      auto current = as_const_int(end);
+      if (c && (!current || (upper ? *c < *current : *c > *current)))
+        end = make_const(op->type, *c);
+    };
+    tighter(Result.min, d.min.defined() ? as_const_int(simplify(d.min)) : std::nullopt, false);
+    tighter(Result.max, d.max.defined() ? structural_upper_bound(simplify(d.max)) : std::nullopt, true);
   }
 
   void visit(const Mul *op) override {

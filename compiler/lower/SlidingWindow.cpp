@@ -26,6 +26,46 @@ std::string boundName(const std::string &func, const std::string &dim, const cha
   return func + ".s0." + dim + "." + end;
 }
 
+// The computation of `func` that follows the lets of its region: at once, or after those of
+// Funcs it reads that are computed at the same loop (a pyramid level computed per row reads the
+// level below, computed just before it: their lets come first, then each produce in turn).
+const ProducerConsumer *followingProduce(Stmt s, const std::string &func) {
+  while (s.defined()) {
+    if (const auto *let = s.as<LetStmt>()) {
+      s = let->body;
+    } else if (const auto *pc = s.as<ProducerConsumer>()) {
+      if (pc->is_producer)
+        return pc->name == func ? pc : nullptr;
+      s = pc->body;
+    } else if (const auto *block = s.as<Block>()) {
+      const auto *first = block->first.as<ProducerConsumer>();
+      if (!first || !first->is_producer)
+        return nullptr;
+      if (first->name == func)
+        return first;
+      s = block->rest;
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// Reads of variable `name` outside the computation of `func`, renamed `renamed`.
+class RenameOutsideProduce : public IRMutator {
+public:
+  RenameOutsideProduce(const std::string &func, const std::string &name, const std::string &renamed)
+      : Func(func), Name(name), Renamed(renamed) {}
+
+private:
+  const std::string &Func, &Name, &Renamed;
+  using IRMutator::visit;
+  Expr visit(const Variable *op) override { return op->name == Name ? Variable::make(op->type, Renamed) : Expr(op); }
+  Stmt visit(const ProducerConsumer *op) override {
+    return op->is_producer && op->name == Func ? Stmt(op) : IRMutator::visit(op);
+  }
+};
+
 // How many times `s` computes `func`.
 int producersOf(const Stmt &s, const std::string &func) {
   struct Counter : IRVisitor {
@@ -347,10 +387,9 @@ private:
       written[let->name] = substitute(written, let->value);
       rest = let->body;
     }
-    // The computation, followed by its use.
-    const auto *produce = rest.as<Block>() ? rest.as<Block>()->first.as<ProducerConsumer>() : rest.as<ProducerConsumer>();
+    const ProducerConsumer *produce = followingProduce(rest, func);
     const std::vector<std::string> &dims = f->second->args;
-    if (!produce || !produce->is_producer || produce->name != func || Loops.size() <= realized->second.loops)
+    if (!produce || Loops.size() <= realized->second.loops)
       return Stmt();
     for (const std::string &d : dims)
       if (!original.count(boundName(func, d, "min")) || !original.count(boundName(func, d, "max")))
@@ -392,7 +431,10 @@ private:
       if (let->name != minName && !has_more_nodes_than(written[let->name], MaxExpandedLetNodes))
         LetValues[let->name] = written[let->name];
     LetValues.erase(minName);
-    Stmt body = mutate(rest);
+    // Funcs computed between the lets and the computation size their regions for the unslid one:
+    // sliding those by themselves keeps what earlier iterations computed of them too.
+    LetValues[minName + ".unslid"] = written[minName];
+    Stmt body = mutate(RenameOutsideProduce(func, minName, minName + ".unslid").mutate(rest));
     LetValues = std::move(outerLets);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const LetStmt *let = *it;

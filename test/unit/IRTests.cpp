@@ -414,6 +414,22 @@ TEST_CASE("Constant upper bounds of a window that slides through a tail shifted 
   CHECK(constant_upper_bound((min(b + m + 1, end) + 1) - (b + m - 1)) == std::optional<int64_t>(3));
 }
 
+TEST_CASE("Constant upper bounds of the rows upsamplings read, level after level", "[unit][ir]") {
+  // Row y of a clamped output reads rows [(y - 1) / 2, (min(y, end) + 1) / 2] of the level below,
+  // which reads [(r - 1) / 2, (r + 1) / 2] of the next for each of those rows r.
+  Expr y = v("y"), end = v("end");
+  auto up = [](const Expr &lo, const Expr &hi) { return std::make_pair(min((lo + 1) / 2, (lo - 1) / 2), max((hi + 1) / 2, (hi - 1) / 2)); };
+  CHECK(constant_upper_bound((y + 1) / 2 - (y - 1) / 2) == std::optional<int64_t>(1));
+  auto [lo1, hi1] = up(y, min(y, end));
+  CHECK(constant_upper_bound(hi1 - lo1) == std::optional<int64_t>(1));
+  auto [lo2, hi2] = up(lo1, hi1);
+  CHECK(constant_upper_bound(hi2 - lo2) == std::optional<int64_t>(2));
+  auto [lo3, hi3] = up(lo2, hi2);
+  CHECK(constant_upper_bound(hi3 - lo3) == std::optional<int64_t>(2));
+  // Quotients by different divisors, or of wrapping types, stay unbounded.
+  CHECK_FALSE(constant_upper_bound((y + 1) / 2 - (y - 1) / 3).has_value());
+}
+
 TEST_CASE("Casts and right shifts of unbounded 32-bit values are bounded by the operand's range", "[unit][ir]") {
   Expr p = v("p", UInt(32));
   Interval shifted = bounds_of_expr_in_scope(cast<int>(p >> 28), {});
