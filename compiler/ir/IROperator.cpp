@@ -138,6 +138,24 @@ Expr operator+(Expr a, Expr b) {
   matchTypes(a, b, "+");
   return Add::make(a, b);
 }
+
+namespace {
+
+// The right side of a compound assignment in the left side's type (its own lanes kept), as Halide
+// does: the assignment never changes the left side's type.
+Expr inTypeOf(const Expr &a, Expr b, const char *what) {
+  requireDefined(a, what);
+  requireDefined(b, what);
+  const int lanes = b.type().lanes;
+  return cast(a.type().with_lanes(lanes), std::move(b));
+}
+
+} // namespace
+
+Expr &operator+=(Expr &a, Expr b) { return a = a + inTypeOf(a, std::move(b), "+="); }
+Expr &operator-=(Expr &a, Expr b) { return a = a - inTypeOf(a, std::move(b), "-="); }
+Expr &operator*=(Expr &a, Expr b) { return a = a * inTypeOf(a, std::move(b), "*="); }
+Expr &operator/=(Expr &a, Expr b) { return a = a / inTypeOf(a, std::move(b), "/="); }
 Expr operator-(Expr a, Expr b) {
   matchTypes(a, b, "-");
   return Sub::make(a, b);

@@ -24,6 +24,12 @@ Expr operator*(Expr a, Expr b);
 Expr operator/(Expr a, Expr b);
 Expr operator%(Expr a, Expr b);
 Expr operator-(Expr a);
+/// As Halide's: `a = a op b` with b cast to a's type first, so that the type of `a` never
+/// changes (`Expr sum = 0.0f; sum += f(x)`; an integer `sum` would truncate a float f).
+Expr &operator+=(Expr &a, Expr b);
+Expr &operator-=(Expr &a, Expr b);
+Expr &operator*=(Expr &a, Expr b);
+Expr &operator/=(Expr &a, Expr b);
 Expr operator==(Expr a, Expr b);
 Expr operator!=(Expr a, Expr b);
 Expr operator<(Expr a, Expr b);

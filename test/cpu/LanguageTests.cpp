@@ -2619,3 +2619,50 @@ TEST_CASE("prefetch: hints at the loop asked for, ahead by the offset, that chan
                                                                           "x is no longer one of its loops"));
   }
 }
+
+TEST_CASE("Compound assignments of Exprs keep the left side's type, as in Halide", "[cpu][language]") {
+  const Target host("host");
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "compound_in");
+  Buffer<float> input(40, 30);
+  input.set_min({-1, -1});
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y");
+  // A 3x3 box summed the way Halide code is written.
+  Expr sum = 0.0f;
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx)
+      sum += in(x + dx, y + dy);
+  sum /= 9.0f;
+  Func box("compound_box");
+  box(x, y) = sum;
+  check_against(box.realize<float>({38, 28}, host), [&](const std::vector<int> &c) {
+    float s = 0.0f;
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx)
+        s += input(c[0] + dx, c[1] + dy);
+    return s / 9.0f;
+  });
+  // The right side is cast to the left side's type: an int stays an int, a uint8 wraps.
+  Expr count = 0;
+  count += 2.7f;
+  count *= x;
+  count -= 1;
+  CHECK(count.type() == Int(32));
+  Expr narrow = cast<uint8_t>(x);
+  narrow += 300;
+  CHECK(narrow.type() == UInt(8));
+  Func f("compound_types");
+  f(x) = Tuple(count, narrow);
+  Buffer<int> counts(10);
+  Buffer<uint8_t> narrows(10);
+  Pipeline(f).realize({counts, narrows});
+  for (int i = 0; i < 10; ++i) {
+    CHECK(counts(i) == 2 * i - 1);
+    CHECK(narrows(i) == uint8_t(i + 44));
+  }
+  Expr undefined;
+  CHECK_THROWS_WITH(undefined += 1, Catch::Contains("+="));
+}
