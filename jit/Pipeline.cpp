@@ -22,8 +22,6 @@ namespace ptxjit {
 
 namespace {
 
-std::string typeName(ptxjit_type_t t) { return to_string(Type(static_cast<Type::Code>(t.code), t.bits, t.lanes)); }
-
 Target checkHostTarget(const Target &target) {
   Target host = get_host_target();
   if (target.arch() != host.arch() || target.bits() != host.bits() || target.os() != host.os())
@@ -198,7 +196,7 @@ void realizeWith(Pipeline &pipeline, PipelineContents &contents, jit::RealizeCal
         throw RuntimeError(which() + " has " + std::to_string(buffer.dimensions()) + " dimensions, but " +
                            output->name + " has " + std::to_string(output->args.size()));
       if (Type(static_cast<Type::Code>(buffer.type().code), buffer.type().bits) != output->types[v])
-        throw RuntimeError(which() + " has type " + typeName(buffer.type()) + ", but " + value() + " has type " +
+        throw RuntimeError(which() + " has type " + detail::type_name(buffer.type()) + ", but " + value() + " has type " +
                            to_string(output->types[v]));
     }
 
@@ -282,6 +280,27 @@ void realizeReporting(Pipeline &pipeline, PipelineContents &contents, JITUserCon
 }
 
 } // namespace
+
+Realization::Realization(const std::vector<RawBuffer> &buffers) {
+  for (const RawBuffer &b : buffers)
+    Buffers.emplace_back(b);
+}
+
+const Realization::Element &Realization::only() const {
+  if (Buffers.size() != 1)
+    throw std::invalid_argument("Realization: " + std::to_string(Buffers.size()) +
+                                " buffers (one for each value) cannot become one Buffer; take realization[i]");
+  return Buffers[0];
+}
+
+Realization Pipeline::realize(const std::vector<int> &sizes) {
+  std::vector<RawBuffer> buffers;
+  for (const auto &output : Contents->Outputs)
+    for (Type t : output->types)
+      buffers.emplace_back(ptxjit_type_t{static_cast<uint8_t>(t.code), static_cast<uint8_t>(t.bits), 1}, sizes);
+  realize(nullptr, buffers);
+  return Realization(buffers);
+}
 
 void Pipeline::realize(JITUserContext *context, RawBuffer &output) {
   RawBuffer *outputs[] = {&output};

@@ -30,6 +30,10 @@ namespace detail {
 /// A read of `buffer` in a definition: the buffer becomes an input of the pipelines using it,
 /// captured with its current shape (its elements are read at each realize).
 Expr buffer_call(const RawBuffer &buffer, std::vector<Expr> args);
+/// A buffer element type as messages write it, e.g. "float32".
+inline std::string type_name(ptxjit_type_t t) {
+  return to_string(Type(static_cast<Type::Code>(t.code), t.bits, t.lanes));
+}
 } // namespace detail
 
 /// An untyped buffer; Buffer<T> adds typed element access.
@@ -233,7 +237,8 @@ public:
   explicit Buffer(const RawBuffer &raw) : RawBuffer(raw) {
     ptxjit_type_t t = buffer_type_of<T>();
     if (raw.type().code != t.code || raw.type().bits != t.bits)
-      throw std::invalid_argument("Buffer: element type of the untyped buffer differs");
+      throw std::invalid_argument("Buffer: the untyped buffer's elements are " + detail::type_name(raw.type()) +
+                                  ", not " + detail::type_name(t));
   }
 
   template <typename... Ints, typename = std::enable_if_t<(std::is_integral_v<Ints> && ...)>>

@@ -28,6 +28,7 @@ namespace ptxjit {
 
 class Func;
 class ImageParam;
+class Realization;
 
 /// What a split does when the factor does not divide the extent.
 enum class TailStrategy {
@@ -275,6 +276,10 @@ public:
   /// Defined in ptxjit/Pipeline.h.
   template <typename T>
   Buffer<T> realize(const std::vector<int> &sizes, const Target &target = get_jit_target_from_environment()) const;
+  /// As Halide's: new buffers of the Func's value types (one for each value of a Tuple), as
+  /// Pipeline(*this).realize(sizes) makes them: `Buffer<float> out = f.realize({w, h})`.
+  Realization realize(const std::vector<int> &sizes = {},
+                      const Target &target = get_jit_target_from_environment()) const;
 
   /// Prints Pipeline(*this).loop_nest() to standard output, as Halide's print_loop_nest does.
   /// Defined in the jit library, with Pipeline.

@@ -9,6 +9,7 @@
 #include "ptxjit/JIT.h"
 #include "ptxjit/Target.h"
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,32 @@ struct Argument {
   /// An input buffer's bound buffer (ImageParam::set, or the Buffer read directly); undefined
   /// where none is bound yet.
   RawBuffer buffer;
+};
+
+/// The buffers a realize makes when given sizes but no element type, as Halide's Realization:
+/// one for each value of each output, of the values' types. `Buffer<float> out = f.realize({w,
+/// h})` takes the only one; `Buffer<int> i = r[0]` one of several. A type that differs throws
+/// std::invalid_argument naming both.
+class Realization {
+public:
+  /// A buffer of the realization, convertible to the Buffer<T> of its element type.
+  class Element : public RawBuffer {
+  public:
+    explicit Element(const RawBuffer &buffer) : RawBuffer(buffer) {}
+    template <typename T> operator Buffer<T>() const { return Buffer<T>(static_cast<const RawBuffer &>(*this)); }
+  };
+
+  explicit Realization(const std::vector<RawBuffer> &buffers);
+  size_t size() const { return Buffers.size(); }
+  const Element &operator[](size_t i) const { return Buffers.at(i); }
+  std::vector<Element>::const_iterator begin() const { return Buffers.begin(); }
+  std::vector<Element>::const_iterator end() const { return Buffers.end(); }
+  /// The only buffer; std::invalid_argument where there are several.
+  template <typename T> operator Buffer<T>() const { return only(); }
+
+private:
+  const Element &only() const;
+  std::vector<Element> Buffers;
 };
 
 class Pipeline {
@@ -57,6 +84,10 @@ public:
     realize(nullptr, output);
     return output;
   }
+  /// New buffers over [0, sizes), one for each value of each output, of its type, computed.
+  Realization realize(const std::vector<int> &sizes);
+  /// realize({w, h}): the sizes, not a vector of buffers made from an integer.
+  Realization realize(std::initializer_list<int> sizes) { return realize(std::vector<int>(sizes)); }
 
   /// The PTX of the kernels for a target with a fixed capability (e.g. ...-cuda_capability_80),
   /// with the kernels' names; made offline, without a driver.
@@ -86,6 +117,12 @@ template <typename T> Buffer<T> Func::realize(const std::vector<int> &sizes, con
   Pipeline pipeline(*this);
   pipeline.compile_jit(target);
   return pipeline.realize<T>(sizes);
+}
+
+inline Realization Func::realize(const std::vector<int> &sizes, const Target &target) const {
+  Pipeline pipeline(*this);
+  pipeline.compile_jit(target);
+  return pipeline.realize(sizes);
 }
 
 } // namespace ptxjit

@@ -2666,3 +2666,47 @@ TEST_CASE("Compound assignments of Exprs keep the left side's type, as in Halide
   Expr undefined;
   CHECK_THROWS_WITH(undefined += 1, Catch::Contains("+="));
 }
+
+TEST_CASE("realize without an element type returns a Realization, as in Halide", "[cpu][language]") {
+  const Target host("host");
+  Var x("x"), y("y");
+  Func gradient("realization_gradient");
+  gradient(x, y) = x + y;
+  Buffer<int32_t> output = gradient.realize({80, 60}, host);
+  REQUIRE(output.dimensions() == 2);
+  for (int j = 0; j < 60; ++j)
+    for (int i = 0; i < 80; ++i)
+      REQUIRE(output(i, j) == i + j);
+
+  Func pair("realization_pair");
+  pair(x) = Tuple(x * 2, cast<float>(x) / 4.0f);
+  Realization r = pair.realize({10}, host);
+  REQUIRE(r.size() == 2);
+  Buffer<int> doubled = r[0];
+  Buffer<float> quarters = r[1];
+  for (int i = 0; i < 10; ++i) {
+    CHECK(doubled(i) == 2 * i);
+    CHECK(quarters(i) == float(i) / 4.0f);
+  }
+  CHECK_THROWS_WITH(Buffer<int>(r), Catch::Contains("2 buffers (one for each value) cannot become one Buffer"));
+  CHECK_THROWS_WITH([&] { Buffer<float> wrong = gradient.realize({4, 4}, host); }(),
+                    Catch::Contains("the untyped buffer's elements are int32, not float32"));
+
+  Func answer("realization_scalar");
+  answer() = 42;
+  Buffer<int> scalar = answer.realize();
+  CHECK(scalar() == 42);
+
+  Func other("realization_other");
+  other(x) = cast<uint8_t>(x + 1);
+  Func first("realization_first");
+  first(x) = x * 3;
+  Realization both = Pipeline({first, other}).realize({5});
+  REQUIRE(both.size() == 2);
+  Buffer<int> thrice = both[0];
+  Buffer<uint8_t> plusOne = both[1];
+  for (int i = 0; i < 5; ++i) {
+    CHECK(thrice(i) == 3 * i);
+    CHECK(plusOne(i) == i + 1);
+  }
+}
