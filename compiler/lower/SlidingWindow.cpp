@@ -97,6 +97,9 @@ private:
   };
   const Environment &Env;
   std::map<std::string, Expr> LetValues; // the lets around the code, written out (size-limited)
+  // The lets around the code too large to write out, with the number of loops around each: an
+  // expression naming one defined inside a loop varies with the loop, unseen.
+  std::map<std::string, size_t> OpaqueLets;
   std::vector<Loop> Loops;               // around the code, outermost first
   // The conditions around the code, written out, each with the number of loops around it.
   std::vector<std::pair<size_t, Expr>> Conditions;
@@ -143,7 +146,9 @@ private:
   Stmt visit(const For *op) override {
     Expr min = mutate(op->min), extent = mutate(op->extent);
     ScopedEntry<Expr> shadowed(LetValues, op->name);
+    ScopedEntry<size_t> shadowedOpaque(OpaqueLets, op->name);
     LetValues.erase(op->name);
+    OpaqueLets.erase(op->name);
     Loops.push_back({op->name, op->for_type, expand(op->min)});
     Stmt body = mutate(op->body);
     Loops.pop_back();
@@ -165,11 +170,15 @@ private:
       return slid;
     Expr value = mutate(op->value);
     ScopedEntry<Expr> entry(LetValues, op->name);
+    ScopedEntry<size_t> opaque(OpaqueLets, op->name);
     Expr expanded = expand(op->value);
-    if (has_more_nodes_than(expanded, MaxExpandedLetNodes))
+    if (has_more_nodes_than(expanded, MaxExpandedLetNodes)) {
       LetValues.erase(op->name);
-    else
+      OpaqueLets[op->name] = Loops.size();
+    } else {
       LetValues[op->name] = expanded;
+      OpaqueLets.erase(op->name);
+    }
     Stmt body = mutate(op->body);
     return LetStmt::make(op->name, value, body);
   }
@@ -398,8 +407,19 @@ private:
       if (Loops[i].type != ForType::Serial && Loops[i].type != ForType::Unrolled)
         return Stmt();
     const Loop &loop = Loops.back();
+    // A let inside the loop too large to write out hides how the region or a condition varies
+    // with it (the iteration before would be taken to have computed what this one needs).
+    auto readsOpaqueInLoop = [&](const Expr &e) {
+      for (const std::string &name : variable_names(e))
+        if (auto it = OpaqueLets.find(name); it != OpaqueLets.end() && it->second >= Loops.size())
+          return true;
+      return false;
+    };
     for (const auto &[depth, condition] : Conditions)
-      if (depth == Loops.size() && !staysFalse(condition, loop.name))
+      if (depth == Loops.size() && (readsOpaqueInLoop(condition) || !staysFalse(condition, loop.name)))
+        return Stmt();
+    for (const std::string &d : dims)
+      if (readsOpaqueInLoop(written[boundName(func, d, "min")]) || readsOpaqueInLoop(written[boundName(func, d, "max")]))
         return Stmt();
     // The dimension whose region moves with the loop; the first when none does.
     std::optional<size_t> sliding;

@@ -1939,3 +1939,46 @@ TEST_CASE("Halide's local Laplacian filter under its CPU schedule matches plain 
     return uint16_t(std::clamp(v, 0.0f, 1.0f) * 65535.0f);
   }, 0, 3);
 }
+
+TEST_CASE("A Func slid along a loop where a consumer's region is a let too large to write out is computed whole",
+          "[cpu][pipeline]") {
+  // From the differential fuzzer: f0, stored per row and computed in a split loop of f4, is read
+  // by f1 there and by f4 two columns back. Its region's end was a let of f1's, too large for the
+  // sliding pass to write out: taken as the same in every iteration, the slid start skipped
+  // columns no iteration computed.
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Int(8), 2, "slide_opaque_in");
+  Var x0("x0"), x1("x1"), a("a"), b("b"), c("c"), d("d"), e("e"), g("g"), h("h"), hi("hi");
+  Func bounded = BoundaryConditions::repeat_image(in);
+  Func f0("slide_opaque_f0"), f1("slide_opaque_f1"), f2("slide_opaque_f2"), f4("slide_opaque_f4");
+  f0(x0, x1) = clamp(cast<uint32_t>(9) >> (cast<uint32_t>(bounded(x0, x1)) - cast<uint32_t>(1)), 1, 26);
+  f1(x0, x1) = cast<uint16_t>(f0(x0, x1));
+  f2(x0, x1) = cast<float>(min(cast<int32_t>(f1(x0, x1)) - x1, -9));
+  f4(x0, x1) = select(min(cast<float>(cast<int16_t>(bounded(x0, x1))), -2.0f) <
+                          (-2.0f - cast<float>(cast<uint32_t>(cast<uint8_t>(x1)) + 3)) + f2(x0, x1),
+                      cast<uint8_t>(3), cast<uint8_t>(f0(x0 - 2, x1)));
+  f4.split(x0, a, b, 2).split(a, c, d, 2).split(d, e, g, 7);
+  f0.compute_at(f4, c).store_at(f4, x1);
+  f1.compute_at(f4, c);
+  f2.compute_at(f4, g).split(x0, h, hi, 1);
+  Buffer<int8_t> input(8, 8);
+  input.set_min({-2, -2});
+  fill_random(input, seed, -128, 127);
+  in.set(input);
+  Buffer<uint8_t> out(13, 11);
+  out.set_min({-2, 0});
+  Pipeline(f4).realize(out);
+  auto wrap = [](int v) { return ((v + 2) % 8 + 8) % 8 - 2; };
+  auto value = [&](int i, int j) { return int(input(wrap(i), wrap(j))); };
+  auto refF0 = [&](int i, int j) {
+    uint32_t shift = uint32_t(value(i, j)) - 1u;
+    return std::clamp<uint32_t>(shift >= 32 ? 0 : 9u >> shift, 1, 26);
+  };
+  check_against(out, [&](const std::vector<int> &p) {
+    const int i = p[0], j = p[1];
+    float f2v = float(std::min(int(uint16_t(refF0(i, j))) - j, -9));
+    bool low = std::min(float(int16_t(value(i, j))), -2.0f) < (-2.0f - float(uint32_t(uint8_t(j)) + 3)) + f2v;
+    return low ? uint8_t(3) : uint8_t(refF0(i - 2, j));
+  });
+}
