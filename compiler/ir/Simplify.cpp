@@ -912,38 +912,83 @@ Stmt simplify(const Stmt &s) { return Simplifier().mutate(s); }
 Expr simplify_for_bounds(const Expr &e) { return Simplifier(true).mutate(e); }
 bool can_prove(const Expr &e) { return is_const_one(simplify(e)); }
 
-std::optional<int64_t> structural_upper_bound(const Expr &e) {
+namespace {
+
+std::optional<int64_t> upperBound(const Expr &e, int depth);
+
+// The larger of two bounds where both exist (a max), the smaller of those that exist (a min).
+std::optional<int64_t> boundOfMax(std::optional<int64_t> a, std::optional<int64_t> b) {
+  return a && b ? std::optional<int64_t>(std::max(*a, *b)) : std::nullopt;
+}
+std::optional<int64_t> boundOfMin(std::optional<int64_t> a, std::optional<int64_t> b) {
+  return a && b ? std::min(*a, *b) : a ? a : b;
+}
+
+// A difference whose right side is not a constant: mins and maxes on either side are taken
+// apart (max(p, q) - b is max(p - b, q - b), a - min(r, s) is max(a - r, a - s), ...), and
+// x / k - y / k (k a positive constant) is at most ceil((x - y) / k), where x - y, simplified,
+// may cancel: the rows an upsampling reads, (y + 1) / 2 - (y - 1) / 2, are at most 1 apart.
+std::optional<int64_t> differenceBound(const Sub *op, int depth) {
+  if (depth <= 0)
+    return std::nullopt;
+  // Simplified as for bounds: min(y, e) - y becomes min(e - y, 0), bounded without a level more.
+  auto apart = [&](const Expr &a, const Expr &b) { return upperBound(simplify_for_bounds(Sub::make(a, b)), depth - 1); };
+  if (const auto *m = op->a.as<Max>())
+    return boundOfMax(apart(m->a, op->b), apart(m->b, op->b));
+  if (const auto *m = op->a.as<Min>())
+    return boundOfMin(apart(m->a, op->b), apart(m->b, op->b));
+  if (const auto *m = op->b.as<Min>())
+    return boundOfMax(apart(op->a, m->a), apart(op->a, m->b));
+  if (const auto *m = op->b.as<Max>())
+    return boundOfMin(apart(op->a, m->a), apart(op->a, m->b));
+  const auto *x = op->a.as<Div>(), *y = op->b.as<Div>();
+  if (x && y && !op->type.is_float()) {
+    auto k = as_const_int(x->b);
+    if (k && *k > 0 && as_const_int(y->b) == k)
+      if (auto numerator = upperBound(simplify_for_bounds(Sub::make(x->a, y->a)), depth - 1))
+        return euclideanDiv(*numerator + *k - 1, *k);
+  }
+  return std::nullopt;
+}
+
+// structural_upper_bound, taking differences apart at most `depth` levels deep (each level
+// doubles the work).
+std::optional<int64_t> upperBound(const Expr &e, int depth) {
   if (auto c = as_const_int(e))
     return c;
-  if (const auto *m = e.as<Min>()) {
-    auto a = structural_upper_bound(m->a), b = structural_upper_bound(m->b);
-    return a && b ? std::min(*a, *b) : a ? a : b;
-  }
-  if (const auto *m = e.as<Max>()) {
-    auto a = structural_upper_bound(m->a), b = structural_upper_bound(m->b);
-    return a && b ? std::optional<int64_t>(std::max(*a, *b)) : std::nullopt;
-  }
+  if (const auto *m = e.as<Min>())
+    return boundOfMin(upperBound(m->a, depth), upperBound(m->b, depth));
+  if (const auto *m = e.as<Max>())
+    return boundOfMax(upperBound(m->a, depth), upperBound(m->b, depth));
   if (const auto *add = e.as<Add>()) {
-    auto a = structural_upper_bound(add->a), b = structural_upper_bound(add->b);
+    auto a = upperBound(add->a, depth), b = upperBound(add->b, depth);
     return a && b ? std::optional<int64_t>(*a + *b) : std::nullopt;
   }
   if (const auto *sub = e.as<Sub>()) {
-    auto a = structural_upper_bound(sub->a), b = as_const_int(sub->b);
-    return a && b ? std::optional<int64_t>(*a - *b) : std::nullopt;
+    if (auto b = as_const_int(sub->b)) {
+      auto a = upperBound(sub->a, depth);
+      return a ? std::optional<int64_t>(*a - *b) : std::nullopt;
+    }
+    return differenceBound(sub, depth);
   }
   // Integer division and multiplication by a positive constant keep the order.
   if (const auto *div = e.as<Div>(); div && !e.type().is_float()) {
-    auto a = structural_upper_bound(div->a), b = as_const_int(div->b);
+    auto a = upperBound(div->a, depth), b = as_const_int(div->b);
     return a && b && *b > 0 ? std::optional<int64_t>(euclideanDiv(*a, *b)) : std::nullopt;
   }
   if (const auto *mul = e.as<Mul>(); mul && !e.type().is_float()) {
-    auto a = structural_upper_bound(mul->a), b = as_const_int(mul->b);
+    auto a = upperBound(mul->a, depth), b = as_const_int(mul->b);
     int64_t product = 0;
     return a && b && *b > 0 && !__builtin_mul_overflow(*a, *b, &product) ? std::optional<int64_t>(product)
                                                                           : std::nullopt;
   }
   return std::nullopt;
 }
+
+} // namespace
+
+// Three levels of an upsampling's pyramid: a max, a min and a quotient each.
+std::optional<int64_t> structural_upper_bound(const Expr &e) { return upperBound(e, 9); }
 
 std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope) {
   for (bool push : {false, true}) {

@@ -28,7 +28,8 @@ bool can_prove(const Expr &e);
 std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope = {});
 
 /// A constant no smaller than integer `e`, read off its form alone: a constant, the smaller
-/// known side of a min, both sides of a max or a sum, a difference less a constant.
+/// known side of a min, both sides of a max or a sum, a difference less a constant; a difference
+/// of mins, maxes or quotients by one constant taken apart, a few levels deep.
 std::optional<int64_t> structural_upper_bound(const Expr &e);
 
 } // namespace ptxjit::ir

@@ -237,7 +237,7 @@ public:
   explicit Buffer(const RawBuffer &raw) : RawBuffer(raw) {
     ptxjit_type_t t = buffer_type_of<T>();
     if (raw.type().code != t.code || raw.type().bits != t.bits)
-      throw std::invalid_argument("Buffer: the untyped buffer's elements are " + detail::type_name(raw.type()) +
+      throw std::invalid_argument("Buffer: the untyped buffer's element type is " + detail::type_name(raw.type()) +
                                   ", not " + detail::type_name(t));
   }
 

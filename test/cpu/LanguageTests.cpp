@@ -2690,7 +2690,7 @@ TEST_CASE("realize without an element type returns a Realization, as in Halide",
   }
   CHECK_THROWS_WITH(Buffer<int>(r), Catch::Contains("2 buffers (one for each value) cannot become one Buffer"));
   CHECK_THROWS_WITH([&] { Buffer<float> wrong = gradient.realize({4, 4}, host); }(),
-                    Catch::Contains("the untyped buffer's elements are int32, not float32"));
+                    Catch::Contains("the untyped buffer's element type is int32, not float32"));
 
   Func answer("realization_scalar");
   answer() = 42;
