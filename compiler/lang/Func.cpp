@@ -1026,6 +1026,9 @@ namespace {
 Func funcWrapper(const std::shared_ptr<FunctionContents> &f, const std::string &consumer) {
   if (!f->defined())
     throw CompileError("Func " + f->name + " is wrapped by in() before it is defined");
+  if (auto it = f->wrappers.find(consumer); it != f->wrappers.end() && it->second->wrapped_func.lock() != f)
+    throw CompileError("in() of Func " + f->name + (consumer.empty() ? "" : " for " + consumer) + ": " +
+                       it->second->name + " is read there instead already; a consumer reads one wrapper or clone");
   return wrapper_of(f->wrappers, consumer, f->name, f->types, f->args, false,
                     [&](FunctionContents &w) { w.wrapped_func = f; });
 }
@@ -1039,6 +1042,72 @@ Func Func::in(const Func &consumer) {
 }
 
 Func Func::in() { return funcWrapper(Contents, ""); }
+
+namespace {
+
+// Calls of a Func to itself (in its updates), renamed.
+class RenameSelfCalls : public IRMutator {
+public:
+  RenameSelfCalls(const std::string &from, const std::string &to) : From(from), To(to) {}
+
+private:
+  const std::string &From, &To;
+  using IRMutator::visit;
+  Expr visit(const Call *op) override {
+    Expr e = IRMutator::visit(op);
+    const auto *call = e.as<Call>();
+    if (call->call_type != Call::Halide || call->func || call->name != From)
+      return e;
+    return Call::make(call->type, To, call->args, Call::Halide, nullptr, nullptr, call->value_index);
+  }
+};
+
+} // namespace
+
+Func Func::clone_in(const Func &consumer) { return clone_in(std::vector<Func>{consumer}); }
+
+Func Func::clone_in(const std::vector<Func> &consumers) {
+  if (consumers.empty())
+    throw CompileError("clone_in of Func " + name() + ": name at least one consumer");
+  if (!defined())
+    throw CompileError("clone_in of Func " + name() + ": it is not defined yet");
+  std::string cloneName = name() + "_clone_in";
+  for (const Func &c : consumers) {
+    if (c.contents() == Contents)
+      throw CompileError("clone_in of Func " + name() + ": a Func cannot read a clone of itself");
+    cloneName += "_" + c.name();
+  }
+  std::shared_ptr<FunctionContents> existing;
+  for (const Func &c : consumers)
+    if (auto it = Contents->wrappers.find(c.name()); it != Contents->wrappers.end()) {
+      if (it->second->name != cloneName)
+        throw CompileError("clone_in of Func " + name() + " for " + c.name() + ": " + it->second->name +
+                           " is read there instead already; a consumer reads one wrapper or clone");
+      existing = it->second;
+    }
+  if (existing) {
+    for (const Func &c : consumers)
+      Contents->wrappers[c.name()] = existing;
+    return Func(existing);
+  }
+  // The definitions and the schedule as they are now; the clone is scheduled on its own after.
+  auto clone = std::make_shared<FunctionContents>(*Contents);
+  clone->name = cloneName;
+  clone->wrappers.clear();
+  RenameSelfCalls rename(Contents->name, cloneName);
+  for (int s = 0; s < clone->num_stages(); ++s) {
+    Definition &d = clone->stage(s);
+    for (Expr &a : d.args)
+      a = rename.mutate(a);
+    for (Expr &v : d.values)
+      v = rename.mutate(v);
+    if (d.predicate.defined())
+      d.predicate = rename.mutate(d.predicate);
+  }
+  for (const Func &c : consumers)
+    Contents->wrappers[c.name()] = clone;
+  return Func(clone);
+}
 
 const std::string &Func::name() const { return Contents->name; }
 bool Func::defined() const { return Contents->defined(); }

@@ -408,6 +408,12 @@ public:
   /// wrapper; a wrapper reads f itself.
   Func in(const Func &consumer);
   Func in();
+  /// As Halide's: a copy of this Func (its definitions, and its schedule as it is now), named
+  /// "<f>_clone_in_<consumer>", that `consumer` (each of `consumers`) reads instead of this one,
+  /// scheduled on its own from here on: `f.clone_in(g).compute_at(g, x)` computes f inside g's
+  /// loop for g while other consumers read f as scheduled. Asking again returns the same clone.
+  Func clone_in(const Func &consumer);
+  Func clone_in(const std::vector<Func> &consumers);
 
   const std::shared_ptr<FunctionContents> &contents() const { return Contents; }
   /// The Func these contents define (a wrapper made by in(), say).

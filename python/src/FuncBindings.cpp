@@ -322,6 +322,8 @@ void bind_func(nb::module_ &m) {
           .def("store_at", [](Func &f, const LoopLevel &level) { return f.store_at(level); }, nb::arg("level"))
           .def("in_", nb::overload_cast<const Func &>(&Func::in), nb::arg("consumer"))
           .def("in_", nb::overload_cast<>(&Func::in))
+          .def("clone_in", nb::overload_cast<const Func &>(&Func::clone_in), nb::arg("consumer"))
+          .def("clone_in", nb::overload_cast<const std::vector<Func> &>(&Func::clone_in), nb::arg("consumers"))
           .def("__repr__", [](const Func &f) { return "ptxjit.Func(" + f.name() + ")"; });
   bindLoopSchedules(func);
   bindPrefetch(func);

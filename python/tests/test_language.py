@@ -561,6 +561,24 @@ def test_prefetch_hints_change_no_value(rng):
         by.prefetch(3, y)
 
 
+def test_clone_in_gives_a_consumer_a_copy_scheduled_on_its_own(rng):
+    x, y = pj.Var("x"), pj.Var("y")
+    f, g, h = pj.Func("cf"), pj.Func("cg"), pj.Func("ch")
+    f[x, y] = x + y * 2
+    g[x, y] = f[x, y] * 3
+    h[x, y] = f[x, y] + g[x, y]
+    f.compute_root()
+    clone = f.clone_in(g)
+    assert clone.name() == "cf_clone_in_cg"
+    clone.compute_at(g, x)
+    g.compute_root()
+    assert "produce cf_clone_in_cg" in pj.Pipeline(h).loop_nest()
+    out = pj.Pipeline(h).realize([6, 5])
+    xs, ys = np.meshgrid(np.arange(6), np.arange(5))
+    np.testing.assert_array_equal(out, (xs + ys * 2) * 4)
+    assert f.clone_in([g]).name() == clone.name()
+
+
 def test_require_fails_the_realize_with_its_message():
     x = pj.Var("x")
     p = pj.Param(pj.Int(32), "p", 3)

@@ -2710,3 +2710,64 @@ TEST_CASE("realize without an element type returns a Realization, as in Halide",
     CHECK(plusOne(i) == i + 1);
   }
 }
+
+TEST_CASE("clone_in gives consumers a copy of a Func with a schedule of its own, as in Halide", "[cpu][language]") {
+  const Target host("host");
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam in(Float(32), 2, "clone_in_input");
+  Buffer<float> input(50, 40);
+  fill_random(input, seed);
+  in.set(input);
+  Var x("x"), y("y");
+
+  SECTION("Halide's tutorial: f at root for h, a clone inside g's loop") {
+    Func f("clone_f"), g("clone_g"), h("clone_h");
+    f(x, y) = in(x, y) * 2.0f + 1.0f;
+    g(x, y) = f(x, y) - 3.0f;
+    h(x, y) = f(x, y) + g(x, y);
+    f.compute_root();
+    Func clone = f.clone_in(g);
+    CHECK(clone.name() == "clone_f_clone_in_clone_g");
+    clone.compute_at(g, x);
+    g.compute_root();
+    const std::string nest = Pipeline(h).loop_nest();
+    CHECK_THAT(nest, Catch::Contains("produce clone_f_clone_in_clone_g"));
+    CHECK_THAT(nest, Catch::StartsWith("produce clone_f:"));
+    // The clone is computed inside g's loop over x; f itself at root.
+    CHECK(nest.find("produce clone_f_clone_in_clone_g") > nest.find("for clone_g.s0.x"));
+    check_against(h.realize<float>({50, 40}, host), [&](const std::vector<int> &c) {
+      float fv = input(c[0], c[1]) * 2.0f + 1.0f;
+      return fv + (fv - 3.0f);
+    });
+    CHECK(f.clone_in(g).name() == clone.name());
+    CHECK_THROWS_WITH(f.in(g), Catch::Contains("clone_f_clone_in_clone_g is read there instead already"));
+    CHECK_THROWS_WITH(f.clone_in(f), Catch::Contains("cannot read a clone of itself"));
+  }
+
+  SECTION("a Func with updates reading itself, one clone for two consumers") {
+    RDom r(0, 5, "clone_r");
+    Func acc("clone_acc"), p("clone_p"), q("clone_q"), out("clone_out");
+    acc(x, y) = in(x, y);
+    acc(x, y) = acc(x, y) * 0.5f + in(x, clamp(y + r, 0, 39)) * 0.25f;
+    p(x, y) = acc(x, y) + 1.0f;
+    q(x, y) = acc(x, y) * 3.0f;
+    out(x, y) = p(x, y) + q(x, y) + acc(x, y);
+    Func clone = acc.clone_in({p, q});
+    clone.compute_at(out, y);
+    p.compute_at(out, y);
+    q.compute_at(out, y);
+    CHECK(clone.name() == "clone_acc_clone_in_clone_p_clone_q");
+    CHECK_THROWS_WITH(acc.clone_in(q), Catch::Contains("clone_acc_clone_in_clone_p_clone_q is read there instead"));
+    auto reference = [&](int i, int j) {
+      float v = input(i, j);
+      for (int k = 0; k < 5; ++k)
+        v = v * 0.5f + input(i, std::clamp(j + k, 0, 39)) * 0.25f;
+      return v;
+    };
+    check_against(out.realize<float>({50, 40}, host), [&](const std::vector<int> &c) {
+      float a = reference(c[0], c[1]);
+      return (a + 1.0f) + a * 3.0f + a;
+    });
+  }
+}
