@@ -150,7 +150,9 @@ private:
   void sharedAllocation(const Allocate *op) {
     Expr bytes = make_const(Int(64), int64_t(op->type.is_bool() ? 1 : op->type.bytes()));
     for (const Expr &extent : op->extents) {
-      Expr e = simplify_for_bounds(substitute(LetValues, extent));
+      // Differences taken apart: a tile's extent, max(min(t + 63, end), ...) - min(t, ...), is
+      // bounded by the tile, not by the image it is clipped to.
+      Expr e = split_differences(simplify_for_bounds(substitute(LetValues, extent)), 4);
       Expr bound;
       if (auto c = constantUpperBound(e))
         bound = make_const(Int(64), std::max<int64_t>(*c, 1));

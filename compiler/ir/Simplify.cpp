@@ -924,28 +924,40 @@ std::optional<int64_t> boundOfMin(std::optional<int64_t> a, std::optional<int64_
   return a && b ? std::min(*a, *b) : a ? a : b;
 }
 
-// A difference whose right side is not a constant: mins and maxes on either side are taken
-// apart (max(p, q) - b is max(p - b, q - b), a - min(r, s) is max(a - r, a - s), ...), and
-// x / k - y / k (k a positive constant) is at most ceil((x - y) / k), where x - y, simplified,
-// may cancel: the rows an upsampling reads, (y + 1) / 2 - (y - 1) / 2, are at most 1 apart.
+// max(p, q) - b as max(p - b, q - b), a - min(r, s) as max(a - r, a - s), and alike for the
+// other two; undefined where neither side is a min or max.
+Expr splitDifference(const Sub *op) {
+  if (const auto *m = op->a.as<Max>())
+    return Max::make(Sub::make(m->a, op->b), Sub::make(m->b, op->b));
+  if (const auto *m = op->a.as<Min>())
+    return Min::make(Sub::make(m->a, op->b), Sub::make(m->b, op->b));
+  if (const auto *m = op->b.as<Min>())
+    return Max::make(Sub::make(op->a, m->a), Sub::make(op->a, m->b));
+  if (const auto *m = op->b.as<Max>())
+    return Min::make(Sub::make(op->a, m->a), Sub::make(op->a, m->b));
+  return Expr();
+}
+
+// A difference whose right side is not a constant: split (see splitDifference) and each part
+// simplified for bounds, where terms may cancel; x / k - y / k (k a positive constant) is at most
+// ceil((x - y) / k), where x - y, simplified, may cancel: the rows an upsampling reads, (y + 1) /
+// 2 - (y - 1) / 2, are at most 1 apart.
 std::optional<int64_t> differenceBound(const Sub *op, int depth) {
   if (depth <= 0)
     return std::nullopt;
   // Simplified as for bounds: min(y, e) - y becomes min(e - y, 0), bounded without a level more.
-  auto apart = [&](const Expr &a, const Expr &b) { return upperBound(simplify_for_bounds(Sub::make(a, b)), depth - 1); };
-  if (const auto *m = op->a.as<Max>())
-    return boundOfMax(apart(m->a, op->b), apart(m->b, op->b));
-  if (const auto *m = op->a.as<Min>())
-    return boundOfMin(apart(m->a, op->b), apart(m->b, op->b));
-  if (const auto *m = op->b.as<Min>())
-    return boundOfMax(apart(op->a, m->a), apart(op->a, m->b));
-  if (const auto *m = op->b.as<Max>())
-    return boundOfMin(apart(op->a, m->a), apart(op->a, m->b));
+  auto part = [&](const Expr &e) { return upperBound(simplify_for_bounds(e), depth - 1); };
+  if (Expr split = splitDifference(op); split.defined()) {
+    if (const auto *m = split.as<Max>())
+      return boundOfMax(part(m->a), part(m->b));
+    const auto *m = split.as<Min>();
+    return boundOfMin(part(m->a), part(m->b));
+  }
   const auto *x = op->a.as<Div>(), *y = op->b.as<Div>();
   if (x && y && !op->type.is_float()) {
     auto k = as_const_int(x->b);
     if (k && *k > 0 && as_const_int(y->b) == k)
-      if (auto numerator = upperBound(simplify_for_bounds(Sub::make(x->a, y->a)), depth - 1))
+      if (auto numerator = part(Sub::make(x->a, y->a)))
         return euclideanDiv(*numerator + *k - 1, *k);
   }
   return std::nullopt;
@@ -989,6 +1001,26 @@ std::optional<int64_t> upperBound(const Expr &e, int depth) {
 
 // Three levels of an upsampling's pyramid: a max, a min and a quotient each.
 std::optional<int64_t> structural_upper_bound(const Expr &e) { return upperBound(e, 9); }
+
+Expr split_differences(const Expr &e, int depth) {
+  if (depth <= 0 || !e.type().is_int() || e.type().bits < 32)
+    return e; // narrower types wrap: max(p, q) - b need not be max(p - b, q - b)
+  if (const auto *add = e.as<Add>(); add && is_const(add->b))
+    return Add::make(split_differences(add->a, depth), add->b);
+  if (const auto *m = e.as<Max>())
+    return Max::make(split_differences(m->a, depth), split_differences(m->b, depth));
+  if (const auto *m = e.as<Min>())
+    return Min::make(split_differences(m->a, depth), split_differences(m->b, depth));
+  const auto *sub = e.as<Sub>();
+  Expr split = sub ? splitDifference(sub) : Expr();
+  if (!split.defined())
+    return e;
+  auto part = [&](const Expr &p) { return split_differences(simplify_for_bounds(p), depth - 1); };
+  if (const auto *m = split.as<Max>())
+    return Max::make(part(m->a), part(m->b));
+  const auto *m = split.as<Min>();
+  return Min::make(part(m->a), part(m->b));
+}
 
 std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope) {
   for (bool push : {false, true}) {

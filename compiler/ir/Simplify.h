@@ -32,6 +32,12 @@ std::optional<int64_t> constant_upper_bound(const Expr &e, const Scope &scope = 
 /// of mins, maxes or quotients by one constant taken apart, a few levels deep.
 std::optional<int64_t> structural_upper_bound(const Expr &e);
 
+/// `e` (an int32 or int64) with its differences of mins and maxes taken apart, `depth` levels
+/// deep: max(p, q) - b as max(p - b, q - b), a - min(r, s) as max(a - r, a - s), each part
+/// simplified for bounds. Equal to `e`, its bounds can be tighter where terms of the parts
+/// cancel: max(min(t + 63, end), ...) - min(t, ...) over a range of t is at most 63 and more.
+Expr split_differences(const Expr &e, int depth);
+
 } // namespace ptxjit::ir
 
 #endif
