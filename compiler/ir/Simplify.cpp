@@ -943,8 +943,8 @@ Expr splitDifference(const Sub *op) {
 // ceil((x - y) / k), where x - y, simplified, may cancel: the rows an upsampling reads, (y + 1) /
 // 2 - (y - 1) / 2, are at most 1 apart.
 std::optional<int64_t> differenceBound(const Sub *op, int depth) {
-  if (depth <= 0)
-    return std::nullopt;
+  if (depth <= 0 || !op->type.is_int() || op->type.bits < 32)
+    return std::nullopt; // narrower types wrap: max(p, q) - b need not be max(p - b, q - b)
   // Simplified as for bounds: min(y, e) - y becomes min(e - y, 0), bounded without a level more.
   auto part = [&](const Expr &e) { return upperBound(simplify_for_bounds(e), depth - 1); };
   if (Expr split = splitDifference(op); split.defined()) {
@@ -954,7 +954,7 @@ std::optional<int64_t> differenceBound(const Sub *op, int depth) {
     return boundOfMin(part(m->a), part(m->b));
   }
   const auto *x = op->a.as<Div>(), *y = op->b.as<Div>();
-  if (x && y && !op->type.is_float()) {
+  if (x && y) {
     auto k = as_const_int(x->b);
     if (k && *k > 0 && as_const_int(y->b) == k)
       if (auto numerator = part(Sub::make(x->a, y->a)))
