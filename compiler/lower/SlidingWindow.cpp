@@ -97,9 +97,21 @@ private:
   };
   const Environment &Env;
   std::map<std::string, Expr> LetValues; // the lets around the code, written out (size-limited)
-  // The lets around the code too large to write out, with the number of loops around each: an
-  // expression naming one defined inside a loop varies with the loop, unseen.
-  std::map<std::string, size_t> OpaqueLets;
+  // The lets around the code too large to write out, each with the loops its value varies with:
+  // an expression naming one varies with those loops, unseen.
+  std::map<std::string, std::set<std::string>> OpaqueLets;
+
+  // The loops around the code that `e` (written out) varies with, through opaque lets too.
+  std::set<std::string> loopsOf(const Expr &e) const {
+    std::set<std::string> loops;
+    for (const std::string &name : variable_names(e)) {
+      if (std::any_of(Loops.begin(), Loops.end(), [&](const Loop &l) { return l.name == name; }))
+        loops.insert(name);
+      else if (auto it = OpaqueLets.find(name); it != OpaqueLets.end())
+        loops.insert(it->second.begin(), it->second.end());
+    }
+    return loops;
+  }
   std::vector<Loop> Loops;               // around the code, outermost first
   // The conditions around the code, written out, each with the number of loops around it.
   std::vector<std::pair<size_t, Expr>> Conditions;
@@ -146,7 +158,7 @@ private:
   Stmt visit(const For *op) override {
     Expr min = mutate(op->min), extent = mutate(op->extent);
     ScopedEntry<Expr> shadowed(LetValues, op->name);
-    ScopedEntry<size_t> shadowedOpaque(OpaqueLets, op->name);
+    ScopedEntry<std::set<std::string>> shadowedOpaque(OpaqueLets, op->name);
     LetValues.erase(op->name);
     OpaqueLets.erase(op->name);
     Loops.push_back({op->name, op->for_type, expand(op->min)});
@@ -170,11 +182,11 @@ private:
       return slid;
     Expr value = mutate(op->value);
     ScopedEntry<Expr> entry(LetValues, op->name);
-    ScopedEntry<size_t> opaque(OpaqueLets, op->name);
+    ScopedEntry<std::set<std::string>> opaque(OpaqueLets, op->name);
     Expr expanded = expand(op->value);
     if (has_more_nodes_than(expanded, MaxExpandedLetNodes)) {
       LetValues.erase(op->name);
-      OpaqueLets[op->name] = Loops.size();
+      OpaqueLets[op->name] = loopsOf(expanded);
     } else {
       LetValues[op->name] = expanded;
       OpaqueLets.erase(op->name);
@@ -407,11 +419,11 @@ private:
       if (Loops[i].type != ForType::Serial && Loops[i].type != ForType::Unrolled)
         return Stmt();
     const Loop &loop = Loops.back();
-    // A let inside the loop too large to write out hides how the region or a condition varies
-    // with it (the iteration before would be taken to have computed what this one needs).
+    // A let too large to write out that varies with the loop hides how the region or a condition
+    // does (the iteration before would be taken to have computed what this one needs).
     auto readsOpaqueInLoop = [&](const Expr &e) {
       for (const std::string &name : variable_names(e))
-        if (auto it = OpaqueLets.find(name); it != OpaqueLets.end() && it->second >= Loops.size())
+        if (auto it = OpaqueLets.find(name); it != OpaqueLets.end() && it->second.count(loop.name))
           return true;
       return false;
     };
@@ -447,15 +459,26 @@ private:
                                                   zero));
     // The lets again, the sliding start named after its unslid value; the computation as before.
     std::map<std::string, Expr> outerLets = LetValues;
-    for (const LetStmt *let : chain)
-      if (let->name != minName && !has_more_nodes_than(written[let->name], MaxExpandedLetNodes))
-        LetValues[let->name] = written[let->name];
-    LetValues.erase(minName);
+    std::map<std::string, std::set<std::string>> outerOpaque = OpaqueLets;
     // Funcs computed between the lets and the computation size their regions for the unslid one:
     // sliding those by themselves keeps what earlier iterations computed of them too.
-    LetValues[minName + ".unslid"] = written[minName];
+    written[minName + ".unslid"] = written[minName];
+    for (const LetStmt *let : chain) {
+      const std::string name = let->name == minName ? minName + ".unslid" : let->name;
+      if (has_more_nodes_than(written[name], MaxExpandedLetNodes)) {
+        LetValues.erase(name);
+        OpaqueLets[name] = loopsOf(written[name]);
+      } else {
+        LetValues[name] = written[name];
+        OpaqueLets.erase(name);
+      }
+    }
+    LetValues.erase(minName);
+    OpaqueLets[minName] = loopsOf(written[minName]);
+    OpaqueLets[minName].insert(loop.name); // slid: it varies with the loop
     Stmt body = mutate(RenameOutsideProduce(func, minName, minName + ".unslid").mutate(rest));
     LetValues = std::move(outerLets);
+    OpaqueLets = std::move(outerOpaque);
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       const LetStmt *let = *it;
       if (let->name == minName)
