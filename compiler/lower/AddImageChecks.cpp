@@ -90,7 +90,9 @@ Stmt image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
   const auto [lets, body] = peel_lets(s);
   for (const auto &image : images) {
     if (image->dimensions > 0) {
-      denseCheck(image->name, "input");
+      // A stride the ImageParam constrains in dimension 0 is checked with its other constraints.
+      if (image->constraints.empty() || !image->constraints[0].stride.defined())
+        denseCheck(image->name, "input");
       spanCheck(image->name, image->dimensions, "input");
     }
     Box box = box_touched(body, {image->name, true, false, &funcValues});

@@ -236,7 +236,15 @@ private:
     for (const Expr &a : op->args)
       args.push_back(mutate(a));
     const std::string buffer = op->call_type == Call::Halide ? bufferOf(op->name, op->value_index) : op->name;
-    return Load::make(op->type, buffer, index(buffer, args));
+    return Load::make(op->type, buffer,
+                      stridedFirst(op) ? flatIndex(buffer, args, /*denseFirst=*/false) : index(buffer, args));
+  }
+
+  // An input whose ImageParam constrains the stride of dimension 0 (an interleaved image's 3):
+  // indexed by it, as every other dimension; others are dense there (AddImageChecks checks it).
+  static bool stridedFirst(const Call *op) {
+    return op->call_type == Call::Image && op->param && !op->param->constraints.empty() &&
+           op->param->constraints[0].stride.defined();
   }
 };
 

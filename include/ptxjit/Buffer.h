@@ -257,6 +257,14 @@ public:
   }
   T *data() const { return reinterpret_cast<T *>(Host); }
   Buffer<T> cropped(int d, int min, int extent) const { return Buffer<T>(RawBuffer::cropped(d, min, extent)); }
+  /// As Halide's: a width x height x channels image whose channels are innermost in memory (RGB
+  /// RGB ...): strides channels, width * channels and 1. Read it through an ImageParam whose
+  /// dim(0) stride is set to the channel count (and dim(2)'s to 1).
+  static Buffer<T> make_interleaved(int width, int height, int channels) {
+    Buffer<T> b(std::vector<int>{channels, width, height});
+    b.Dims = {b.Dims[1], b.Dims[2], b.Dims[0]};
+    return b;
+  }
 
   /// Calls f(coords) for every element, dimension 0 fastest.
   template <typename F> void for_each_element(F f) const {

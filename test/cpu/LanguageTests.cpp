@@ -2771,3 +2771,33 @@ TEST_CASE("clone_in gives consumers a copy of a Func with a schedule of its own,
     });
   }
 }
+
+TEST_CASE("Interleaved images: an ImageParam's dimension 0 stride set, as in Halide's RGB example", "[cpu][language]") {
+  const Target host("host");
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam input(UInt(8), 3, "interleaved_in");
+  input.dim(0).set_stride(3);
+  input.dim(2).set_stride(1).set_bounds(0, 3);
+  Var x("x"), y("y"), c("c");
+  Func brighter("interleaved_brighter");
+  brighter(x, y, c) = u8_sat(cast<int>(input(x, y, c)) * 3 / 2 + 5);
+  brighter.bound(c, 0, 3).reorder(c, x, y).unroll(c).vectorize(x, 16).parallel(y);
+  const int w = 101, h = 37;
+  Buffer<uint8_t> rgb = Buffer<uint8_t>::make_interleaved(w, h, 3);
+  REQUIRE(rgb.stride(0) == 3);
+  REQUIRE(rgb.stride(1) == 3 * w);
+  REQUIRE(rgb.stride(2) == 1);
+  fill_random(rgb, seed, 0, 255);
+  // The bytes lie channel by channel: pixel (1, 0)'s red follows pixel (0, 0)'s blue.
+  CHECK(&rgb(1, 0, 0) == &rgb(0, 0, 2) + 1);
+  input.set(rgb);
+  check_against(brighter.realize<uint8_t>({w, h, 3}, host), [&](const std::vector<int> &p) {
+    return uint8_t(std::min(255, int(rgb(p[0], p[1], p[2])) * 3 / 2 + 5));
+  });
+  // A planar buffer breaks the constraint: the realize names it.
+  Buffer<uint8_t> planar(w, h, 3);
+  input.set(planar);
+  CHECK_THROWS_WITH(brighter.realize<uint8_t>({w, h, 3}, host),
+                    Catch::Contains("input buffer interleaved_in has stride 1 in dimension 0, but its ImageParam requires 3"));
+}
