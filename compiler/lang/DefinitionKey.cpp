@@ -25,7 +25,7 @@ static_assert(sizeof(ReductionVariable) == 48, "a field of ReductionVariable is 
 static_assert(sizeof(LoopLevelContents) == 72, "a field of LoopLevelContents is missing from the definition key");
 static_assert(sizeof(FunctionBound) == 64, "a field of FunctionBound is missing from the definition key");
 static_assert(sizeof(ParameterContents) == 280, "a field of ParameterContents is missing from the definition key");
-static_assert(sizeof(DimensionConstraint) == 24, "a field of DimensionConstraint is missing from the definition key");
+static_assert(sizeof(DimensionConstraint) == 32, "a field of DimensionConstraint is missing from the definition key");
 #endif
 
 namespace {
@@ -111,6 +111,7 @@ public:
       expr(c.min);
       expr(c.extent);
       expr(c.stride);
+      flag(c.any_stride);
     }
     count(static_cast<size_t>(p->host_alignment));
     wrappers(p->wrappers);

@@ -132,7 +132,17 @@ Dimension Dimension::dim(int d) const {
 
 Dimension &Dimension::constrain(const char *field, Expr value) {
   const std::string what = "ImageParam " + Contents->name + ".dim(" + std::to_string(D) + ").set_" + field;
-  if (!value.defined() || !value.type().is_scalar() || value.type().is_float() || value.type().is_bool())
+  if (Contents->constraints.size() < static_cast<size_t>(Contents->dimensions))
+    Contents->constraints.resize(Contents->dimensions);
+  if (!value.defined()) {
+    // As in Halide, an undefined value lifts the constraint; for the stride, the density of
+    // dimension 0 too.
+    DimensionConstraint &c = Contents->constraints[D];
+    (std::string(field) == "min" ? c.min : std::string(field) == "extent" ? c.extent : c.stride) = Expr();
+    c.any_stride = c.any_stride || std::string(field) == "stride";
+    return *this;
+  }
+  if (!value.type().is_scalar() || value.type().is_float() || value.type().is_bool())
     throw CompileError(what + ": the value must be an integer expression");
   struct Check : ir::IRVisitor {
     std::string Problem;
@@ -150,8 +160,6 @@ Dimension &Dimension::constrain(const char *field, Expr value) {
   value.accept(&check);
   if (!check.Problem.empty())
     throw CompileError(what + ": a constraint is a value of Params and constants, but " + check.Problem);
-  if (Contents->constraints.size() < static_cast<size_t>(Contents->dimensions))
-    Contents->constraints.resize(Contents->dimensions);
   DimensionConstraint &c = Contents->constraints[D];
   (std::string(field) == "min" ? c.min : std::string(field) == "extent" ? c.extent : c.stride) = cast(Int(32), value);
   return *this;

@@ -21,6 +21,12 @@ struct FunctionContents;
 /// What ImageParam::dim(d) constrains a buffer input's dimension to: undefined where free.
 struct DimensionConstraint {
   Expr min, extent, stride;
+  /// set_stride(Expr()): any stride, in dimension 0 too (which is otherwise required dense).
+  bool any_stride = false;
+  /// Dimension 0 of the input is indexed by its stride rather than assumed dense.
+  static bool strided(const std::vector<DimensionConstraint> &constraints) {
+    return !constraints.empty() && (constraints[0].stride.defined() || constraints[0].any_stride);
+  }
 };
 
 struct ParameterContents {

@@ -90,8 +90,8 @@ Stmt image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
   const auto [lets, body] = peel_lets(s);
   for (const auto &image : images) {
     if (image->dimensions > 0) {
-      // A stride the ImageParam constrains in dimension 0 is checked with its other constraints.
-      if (image->constraints.empty() || !image->constraints[0].stride.defined())
+      // A stride the ImageParam sets in dimension 0 is checked with its other constraints.
+      if (!DimensionConstraint::strided(image->constraints))
         denseCheck(image->name, "input");
       spanCheck(image->name, image->dimensions, "input");
     }

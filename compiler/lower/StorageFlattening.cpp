@@ -240,11 +240,10 @@ private:
                       stridedFirst(op) ? flatIndex(buffer, args, /*denseFirst=*/false) : index(buffer, args));
   }
 
-  // An input whose ImageParam constrains the stride of dimension 0 (an interleaved image's 3):
-  // indexed by it, as every other dimension; others are dense there (AddImageChecks checks it).
+  // An input whose ImageParam sets or frees the stride of dimension 0 (an interleaved image's
+  // 3): indexed by it, as every other dimension; others are dense there (AddImageChecks checks).
   static bool stridedFirst(const Call *op) {
-    return op->call_type == Call::Image && op->param && !op->param->constraints.empty() &&
-           op->param->constraints[0].stride.defined();
+    return op->call_type == Call::Image && op->param && DimensionConstraint::strided(op->param->constraints);
   }
 };
 

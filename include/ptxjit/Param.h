@@ -63,6 +63,8 @@ public:
   Dimension &set_min(Expr min);
   Dimension &set_extent(Expr extent);
   Dimension &set_bounds(Expr min, Expr extent);
+  /// Dimension 0 must have stride 1 unless set here; an undefined Expr() lifts any constraint
+  /// (the stride of dimension 0 is then free too), as in Halide.
   Dimension &set_stride(Expr stride);
   /// A size for Halide's autoschedulers to plan for; ptxjit has none and does not use it.
   Dimension &set_estimate(Expr min, Expr extent);

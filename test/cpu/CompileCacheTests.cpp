@@ -167,12 +167,14 @@ TEST_CASE("Definition keys are equal for equal programs and differ for any chang
       g.prefetch(in, x, y, 3);
     if (change == 17)
       g.prefetch(in, x, y, 2, PrefetchBoundStrategy::Clamp);
+    if (change == 18)
+      in.dim(0).set_stride(Expr());
     return keyOf(g);
   };
   const std::string base = program(0);
   REQUIRE_FALSE(base.empty());
   CHECK(program(0) == base);
-  for (int change = 1; change <= 17; ++change) {
+  for (int change = 1; change <= 18; ++change) {
     INFO("change " << change);
     CHECK(program(change) != base);
     CHECK(program(change) == program(change));

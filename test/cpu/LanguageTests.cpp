@@ -2797,7 +2797,20 @@ TEST_CASE("Interleaved images: an ImageParam's dimension 0 stride set, as in Hal
   });
   // A planar buffer breaks the constraint: the realize names it.
   Buffer<uint8_t> planar(w, h, 3);
+  fill_random(planar, seed + 1, 0, 255);
   input.set(planar);
   CHECK_THROWS_WITH(brighter.realize<uint8_t>({w, h, 3}, host),
                     Catch::Contains("input buffer interleaved_in has stride 1 in dimension 0, but its ImageParam requires 3"));
+
+  // set_stride(Expr()) lifts the constraint, density included: either layout is read.
+  ImageParam any(UInt(8), 3, "any_layout_in");
+  any.dim(0).set_stride(Expr());
+  Func copy("any_layout_copy");
+  copy(x, y, c) = any(x, y, c);
+  copy.vectorize(x, 16);
+  for (const Buffer<uint8_t> &b : {rgb, planar}) {
+    INFO("stride " << b.stride(0));
+    any.set(b);
+    check_against(copy.realize<uint8_t>({w, h, 3}, host), [&](const std::vector<int> &p) { return b(p[0], p[1], p[2]); });
+  }
 }
