@@ -20,6 +20,26 @@
 using namespace ptxjit;
 using namespace ptxjit::test;
 
+namespace {
+
+// The resampling of Halide's local Laplacian app, over x and y and the implicit Vars after them:
+// a [1 3 3 1] / 8 filter taking every other point, and a linear interpolation between points.
+Func pyramid_downsample(const Func &f, const Var &x, const Var &y) {
+  Func dx, dy;
+  dx(x, y, _) = (f(2 * x - 1, y, _) + 3.0f * (f(2 * x, y, _) + f(2 * x + 1, y, _)) + f(2 * x + 2, y, _)) / 8.0f;
+  dy(x, y, _) = (dx(x, 2 * y - 1, _) + 3.0f * (dx(x, 2 * y, _) + dx(x, 2 * y + 1, _)) + dx(x, 2 * y + 2, _)) / 8.0f;
+  return dy;
+}
+
+Func pyramid_upsample(const Func &f, const Var &x, const Var &y) {
+  Func ux, uy;
+  ux(x, y, _) = lerp(f((x + 1) / 2, y, _), f((x - 1) / 2, y, _), ((x % 2) * 2 + 1) / 4.0f);
+  uy(x, y, _) = lerp(ux(x, (y + 1) / 2, _), ux(x, (y - 1) / 2, _), ((y % 2) * 2 + 1) / 4.0f);
+  return uy;
+}
+
+} // namespace
+
 TEST_CASE("Loops over negative coordinates step from -1 to 0", "[cpu][pipeline]") {
   Func f("f");
   Var x("x");
@@ -1025,18 +1045,8 @@ TEST_CASE("A Laplacian pyramid of six levels compiles in well under a second and
   ImageParam input(Float(32), 3, "input");
   Var x("x"), y("y"), c("c");
   Func clamped = BoundaryConditions::repeat_edge(input);
-  auto downsample = [&](Func f) {
-    Func dx, dy;
-    dx(x, y, _) = (f(2 * x - 1, y, _) + 3.0f * (f(2 * x, y, _) + f(2 * x + 1, y, _)) + f(2 * x + 2, y, _)) / 8.0f;
-    dy(x, y, _) = (dx(x, 2 * y - 1, _) + 3.0f * (dx(x, 2 * y, _) + dx(x, 2 * y + 1, _)) + dx(x, 2 * y + 2, _)) / 8.0f;
-    return dy;
-  };
-  auto upsample = [&](Func f) {
-    Func ux, uy;
-    ux(x, y, _) = lerp(f((x + 1) / 2, y, _), f((x - 1) / 2, y, _), ((x % 2) * 2 + 1) / 4.0f);
-    uy(x, y, _) = lerp(ux(x, (y + 1) / 2, _), ux(x, (y - 1) / 2, _), ((y % 2) * 2 + 1) / 4.0f);
-    return uy;
-  };
+  auto downsample = [&](const Func &f) { return pyramid_downsample(f, x, y); };
+  auto upsample = [&](const Func &f) { return pyramid_upsample(f, x, y); };
   std::vector<Func> gaussian(levels), laplacian(levels), rebuilt(levels);
   gaussian[0](x, y, c) = clamped(x, y, c);
   for (int j = 1; j < levels; j++)
@@ -1808,18 +1818,8 @@ TEST_CASE("Halide's local Laplacian filter under its CPU schedule matches plain 
   Func clamped = BoundaryConditions::repeat_edge(floating, {{0, input.width()}, {0, input.height()}, {0, 3}});
   Func gray("ll_gray");
   gray(x, y) = 0.299f * clamped(x, y, 0) + 0.587f * clamped(x, y, 1) + 0.114f * clamped(x, y, 2);
-  auto downsample = [&](Func f) {
-    Func dx, dy;
-    dx(x, y, _) = (f(2 * x - 1, y, _) + 3.0f * (f(2 * x, y, _) + f(2 * x + 1, y, _)) + f(2 * x + 2, y, _)) / 8.0f;
-    dy(x, y, _) = (dx(x, 2 * y - 1, _) + 3.0f * (dx(x, 2 * y, _) + dx(x, 2 * y + 1, _)) + dx(x, 2 * y + 2, _)) / 8.0f;
-    return dy;
-  };
-  auto upsample = [&](Func f) {
-    Func ux, uy;
-    ux(x, y, _) = lerp(f((x + 1) / 2, y, _), f((x - 1) / 2, y, _), ((x % 2) * 2 + 1) / 4.0f);
-    uy(x, y, _) = lerp(ux(x, (y + 1) / 2, _), ux(x, (y - 1) / 2, _), ((y % 2) * 2 + 1) / 4.0f);
-    return uy;
-  };
+  auto downsample = [&](const Func &f) { return pyramid_downsample(f, x, y); };
+  auto upsample = [&](const Func &f) { return pyramid_upsample(f, x, y); };
   std::vector<Func> gPyramid(J), lPyramid(J), inGPyramid(J), outLPyramid(J), outGPyramid(J);
   Expr level = k * (1.0f / (levels - 1));
   Expr idx = clamp(cast<int>(gray(x, y) * float(levels - 1) * 256.0f), 0, (levels - 1) * 256);

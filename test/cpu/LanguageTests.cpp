@@ -28,6 +28,30 @@ using namespace ptxjit::test;
 
 namespace {
 
+// A 3x3 box blur (three columns summed, then three rows of those over 9) of a fresh random input
+// with a one-pixel margin, as plain C++ computes it.
+struct BoxBlur {
+  ImageParam in;
+  Buffer<float> input;
+  Var x{"x"}, y{"y"};
+  BoxBlur(const std::string &prefix, int w, int h, uint32_t seed) : in(Float(32), 2, prefix + "_in"), input(w + 2, h + 2) {
+    input.set_min({-1, -1});
+    fill_random(input, seed);
+    in.set(input);
+  }
+  /// The blur's two Funcs, named <prefix>_bx<suffix> and <prefix>_by<suffix>.
+  std::pair<Func, Func> funcs(const std::string &prefix, const std::string &suffix) const {
+    Func bx(prefix + "_bx" + suffix), by(prefix + "_by" + suffix);
+    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
+    return {bx, by};
+  }
+  float reference(int i, int j) const {
+    auto rx = [&](int jj) { return input(i - 1, jj) + input(i, jj) + input(i + 1, jj); };
+    return (rx(j - 1) + rx(j) + rx(j + 1)) / 9.0f;
+  }
+};
+
 // The language's shifts: a negative amount shifts the other way; every bit shifted out from the
 // width up.
 template <typename T> T shiftLeft(T a, int64_t n);
@@ -2383,23 +2407,12 @@ TEST_CASE("fold_storage keeps the rows a slid Func needs, modulo the extent aske
   const Target host("host");
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
-  ImageParam in(Float(32), 2, "fold_in");
-  Var x("x"), y("y"), xi("xi"), yi("yi"), yo("yo");
   const int w = 203, h = 97;
-  Buffer<float> input(w + 2, h + 2);
-  input.set_min({-1, -1});
-  fill_random(input, seed);
-  in.set(input);
-  auto reference = [&](int i, int j) {
-    auto rx = [&](int jj) { return input(i - 1, jj) + input(i, jj) + input(i + 1, jj); };
-    return (rx(j - 1) + rx(j) + rx(j + 1)) / 9.0f;
-  };
-  auto blur = [&](const std::string &suffix) {
-    Func bx("fold_bx" + suffix), by("fold_by" + suffix);
-    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
-    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
-    return std::make_pair(bx, by);
-  };
+  const BoxBlur program("fold", w, h, seed);
+  const Var &x = program.x, &y = program.y;
+  Var xi("xi"), yi("yi"), yo("yo");
+  auto reference = [&](int i, int j) { return program.reference(i, j); };
+  auto blur = [&](const std::string &suffix) { return program.funcs("fold", suffix); };
 
   SECTION("three rows slid down the whole image, where ptxjit alone would keep four") {
     auto [bx, by] = blur("_3");
@@ -2487,25 +2500,15 @@ TEST_CASE("prefetch: hints at the loop asked for, ahead by the offset, that chan
   const Target host("host");
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
-  ImageParam in(Float(32), 2, "prefetch_in");
-  Var x("x"), y("y"), yi("yi");
   const int w = 203, h = 97;
-  Buffer<float> input(w + 2, h + 2);
-  input.set_min({-1, -1});
-  fill_random(input, seed);
-  in.set(input);
-  auto reference = [&](int i, int j) {
-    auto rx = [&](int jj) { return input(i - 1, jj) + input(i, jj) + input(i + 1, jj); };
-    return (rx(j - 1) + rx(j) + rx(j + 1)) / 9.0f;
-  };
-  auto blur = [&](const std::string &suffix) {
-    Func bx("prefetch_bx" + suffix), by("prefetch_by" + suffix);
-    bx(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
-    by(x, y) = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 9.0f;
-    return std::make_pair(bx, by);
-  };
+  const BoxBlur program("prefetch", w, h, seed);
+  const Var &x = program.x, &y = program.y;
+  const ImageParam &in = program.in;
+  const Buffer<float> &input = program.input;
+  Var yi("yi");
+  auto blur = [&](const std::string &suffix) { return program.funcs("prefetch", suffix); };
   auto checkBlur = [&](const Func &by) {
-    check_against(by.realize<float>({w, h}, host), [&](const std::vector<int> &c) { return reference(c[0], c[1]); });
+    check_against(by.realize<float>({w, h}, host), [&](const std::vector<int> &c) { return program.reference(c[0], c[1]); });
   };
 
   SECTION("the rows two iterations ahead of a parallel, vectorized blur, under each bound strategy") {
