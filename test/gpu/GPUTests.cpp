@@ -2419,3 +2419,27 @@ TEST_CASE("prefetch in a GPU kernel changes no value", "[gpu]") {
     check_against(out, [&](const std::vector<int> &c) { return input(c[0], c[1]) * 2.0f + input(c[0], c[1] + 1); });
   }
 }
+
+TEST_CASE("An interleaved RGB input read by a GPU kernel", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  ImageParam rgb(UInt(8), 3, "interleaved_gpu_in");
+  rgb.dim(0).set_stride(3);
+  rgb.dim(2).set_stride(1).set_bounds(0, 3);
+  Var x("x"), y("y"), c("c"), xi("xi"), yi("yi");
+  Func gray("interleaved_gpu_gray");
+  gray(x, y) = cast<uint8_t>((cast<uint16_t>(rgb(x, y, 0)) * 77 + cast<uint16_t>(rgb(x, y, 1)) * 150 +
+                              cast<uint16_t>(rgb(x, y, 2)) * 29) >> 8);
+  gray.gpu_tile(x, y, xi, yi, 32, 8);
+  const int w = 203, h = 61;
+  Buffer<uint8_t> image = Buffer<uint8_t>::make_interleaved(w, h, 3);
+  fill_random(image, seed, 0, 255);
+  rgb.set(image);
+  Buffer<uint8_t> out = onGPU(gray).realize<uint8_t>({w, h});
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &p) {
+    const int i = p[0], j = p[1];
+    return uint8_t((image(i, j, 0) * 77 + image(i, j, 1) * 150 + image(i, j, 2) * 29) >> 8);
+  });
+}
