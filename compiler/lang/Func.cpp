@@ -307,6 +307,18 @@ std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e) {
   return finder.Found;
 }
 
+void mutate_definitions(FunctionContents &f, IRMutator &mutator) {
+  for (int s = 0; s < f.num_stages(); ++s) {
+    Definition &d = f.stage(s);
+    for (Expr &a : d.args)
+      a = mutator.mutate(a);
+    for (Expr &v : d.values)
+      v = mutator.mutate(v);
+    if (d.predicate.defined())
+      d.predicate = mutator.mutate(d.predicate);
+  }
+}
+
 std::vector<std::vector<Expr>> calls_to(const std::string &func, const Expr &e, int valueIndex) {
   struct Finder : IRVisitor {
     const std::string &Func;
@@ -1095,15 +1107,7 @@ Func Func::clone_in(const std::vector<Func> &consumers) {
   clone->name = cloneName;
   clone->wrappers.clear();
   RenameSelfCalls rename(Contents->name, cloneName);
-  for (int s = 0; s < clone->num_stages(); ++s) {
-    Definition &d = clone->stage(s);
-    for (Expr &a : d.args)
-      a = rename.mutate(a);
-    for (Expr &v : d.values)
-      v = rename.mutate(v);
-    if (d.predicate.defined())
-      d.predicate = rename.mutate(d.predicate);
-  }
+  mutate_definitions(*clone, rename);
   for (const Func &c : consumers)
     Contents->wrappers[c.name()] = clone;
   return Func(clone);

@@ -16,6 +16,10 @@
 
 namespace ptxjit {
 
+namespace ir {
+class IRMutator;
+} // namespace ir
+
 struct ReductionVariable {
   std::string var;
   Expr min, extent;
@@ -176,6 +180,10 @@ std::optional<ValueReduction> match_reduction(const std::string &func, const Def
 
 /// The Funcs called by `e`, other than through self-references.
 std::vector<std::shared_ptr<FunctionContents>> called_functions(const Expr &e);
+
+/// Rewrites every expression of `f`'s definitions (arguments, values, update predicates) with
+/// `mutator`: calls redirected or renamed in all of them at once.
+void mutate_definitions(FunctionContents &f, ir::IRMutator &mutator);
 
 /// The argument lists of every call of the Func named `func` in `e` (an update's reads of the
 /// Func it updates), in the variables `e` names; only those of value `valueIndex` where it is not

@@ -90,17 +90,8 @@ private:
   };
 
   void rewrite(const std::shared_ptr<FunctionContents> &original) {
-    FunctionContents &copy = *Copies.at(original.get());
     Redirect redirect(*this, *original);
-    for (int s = 0; s < copy.num_stages(); ++s) {
-      Definition &d = copy.stage(s);
-      for (Expr &value : d.values)
-        value = redirect.mutate(value);
-      for (Expr &arg : d.args)
-        arg = redirect.mutate(arg);
-      if (d.predicate.defined())
-        d.predicate = redirect.mutate(d.predicate);
-    }
+    mutate_definitions(*Copies.at(original.get()), redirect);
   }
 };
 

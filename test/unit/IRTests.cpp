@@ -426,8 +426,11 @@ TEST_CASE("Constant upper bounds of the rows upsamplings read, level after level
   CHECK(constant_upper_bound(hi2 - lo2) == std::optional<int64_t>(2));
   auto [lo3, hi3] = up(lo2, hi2);
   CHECK(constant_upper_bound(hi3 - lo3) == std::optional<int64_t>(2));
-  // Quotients by different divisors, or of wrapping types, stay unbounded.
+  // Quotients by different divisors stay unbounded, and so do differences of wrapping types: in
+  // uint8, min(u + 1, 7) - u is 253 where u is 10, not min(1, 7 - u).
   CHECK_FALSE(constant_upper_bound((y + 1) / 2 - (y - 1) / 3).has_value());
+  Expr u = v("u", UInt(8));
+  CHECK_FALSE(structural_upper_bound(min(u + cast(UInt(8), Expr(1)), cast(UInt(8), Expr(7))) - u).has_value());
 }
 
 TEST_CASE("Casts and right shifts of unbounded 32-bit values are bounded by the operand's range", "[unit][ir]") {
