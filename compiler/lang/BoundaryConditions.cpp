@@ -19,16 +19,23 @@ struct Source {
   Region bounds;
 };
 
+// `s` bounded by `bounds` in place of its own region, which a Func source does not have.
+Source bounded(Source s, const Region &bounds, const char *what) {
+  if (static_cast<int>(bounds.size()) > s.dimensions)
+    throw CompileError(std::string(what) + " of " + s.name + ": " + std::to_string(bounds.size()) + " bounds for " +
+                       std::to_string(s.dimensions) + " dimensions");
+  for (const Range &r : bounds)
+    if (r.min.defined() != r.extent.defined())
+      throw CompileError(std::string(what) + " of " + s.name + ": a range with a min but no extent, or the reverse");
+  s.bounds = bounds;
+  return s;
+}
+
 Source sourceOf(const Func &f, const Region &bounds, const char *what) {
   if (!f.defined())
     throw CompileError(std::string(what) + " of the undefined Func " + f.name());
-  if (static_cast<int>(bounds.size()) > f.dimensions())
-    throw CompileError(std::string(what) + " of " + f.name() + ": " + std::to_string(bounds.size()) +
-                       " bounds for a Func of " + std::to_string(f.dimensions()) + " dimensions");
-  for (const Range &r : bounds)
-    if (r.min.defined() != r.extent.defined())
-      throw CompileError(std::string(what) + " of " + f.name() + ": a range with a min but no extent, or the reverse");
-  return {f.name(), f.types(), f.dimensions(), [f](const std::vector<Expr> &c) { return Tuple(f(c)); }, bounds};
+  return bounded({f.name(), f.types(), f.dimensions(), [f](const std::vector<Expr> &c) { return Tuple(f(c)); }, {}},
+                 bounds, what);
 }
 
 Source sourceOf(const ImageParam &image, const char *what) {
@@ -131,30 +138,54 @@ Func constant_exterior(const Func &source, const Tuple &value, const Region &bou
 Func constant_exterior(const ImageParam &image, Expr value) {
   return constantExterior(sourceOf(image, "constant_exterior"), Tuple({std::move(value)}));
 }
+Func constant_exterior(const ImageParam &image, Expr value, const Region &bounds) {
+  return constantExterior(bounded(sourceOf(image, "constant_exterior"), bounds, "constant_exterior"), Tuple({std::move(value)}));
+}
 Func constant_exterior(const RawBuffer &buffer, Expr value) {
   return constantExterior(sourceOf(buffer, "constant_exterior"), Tuple({std::move(value)}));
+}
+Func constant_exterior(const RawBuffer &buffer, Expr value, const Region &bounds) {
+  return constantExterior(bounded(sourceOf(buffer, "constant_exterior"), bounds, "constant_exterior"), Tuple({std::move(value)}));
 }
 
 Func repeat_edge(const Func &source, const Region &bounds) { return repeatEdge(sourceOf(source, bounds, "repeat_edge")); }
 Func repeat_edge(const ImageParam &image) { return repeatEdge(sourceOf(image, "repeat_edge")); }
+Func repeat_edge(const ImageParam &image, const Region &bounds) {
+  return repeatEdge(bounded(sourceOf(image, "repeat_edge"), bounds, "repeat_edge"));
+}
 Func repeat_edge(const RawBuffer &buffer) { return repeatEdge(sourceOf(buffer, "repeat_edge")); }
-
-Func repeat_image(const Func &source, const Region &bounds) {
-  return repeatImage(sourceOf(source, bounds, "repeat_image"));
+Func repeat_edge(const RawBuffer &buffer, const Region &bounds) {
+  return repeatEdge(bounded(sourceOf(buffer, "repeat_edge"), bounds, "repeat_edge"));
 }
+
+Func repeat_image(const Func &source, const Region &bounds) { return repeatImage(sourceOf(source, bounds, "repeat_image")); }
 Func repeat_image(const ImageParam &image) { return repeatImage(sourceOf(image, "repeat_image")); }
+Func repeat_image(const ImageParam &image, const Region &bounds) {
+  return repeatImage(bounded(sourceOf(image, "repeat_image"), bounds, "repeat_image"));
+}
 Func repeat_image(const RawBuffer &buffer) { return repeatImage(sourceOf(buffer, "repeat_image")); }
-
-Func mirror_image(const Func &source, const Region &bounds) {
-  return mirrorImage(sourceOf(source, bounds, "mirror_image"));
+Func repeat_image(const RawBuffer &buffer, const Region &bounds) {
+  return repeatImage(bounded(sourceOf(buffer, "repeat_image"), bounds, "repeat_image"));
 }
+
+Func mirror_image(const Func &source, const Region &bounds) { return mirrorImage(sourceOf(source, bounds, "mirror_image")); }
 Func mirror_image(const ImageParam &image) { return mirrorImage(sourceOf(image, "mirror_image")); }
-Func mirror_image(const RawBuffer &buffer) { return mirrorImage(sourceOf(buffer, "mirror_image")); }
-
-Func mirror_interior(const Func &source, const Region &bounds) {
-  return mirrorInterior(sourceOf(source, bounds, "mirror_interior"));
+Func mirror_image(const ImageParam &image, const Region &bounds) {
+  return mirrorImage(bounded(sourceOf(image, "mirror_image"), bounds, "mirror_image"));
 }
+Func mirror_image(const RawBuffer &buffer) { return mirrorImage(sourceOf(buffer, "mirror_image")); }
+Func mirror_image(const RawBuffer &buffer, const Region &bounds) {
+  return mirrorImage(bounded(sourceOf(buffer, "mirror_image"), bounds, "mirror_image"));
+}
+
+Func mirror_interior(const Func &source, const Region &bounds) { return mirrorInterior(sourceOf(source, bounds, "mirror_interior")); }
 Func mirror_interior(const ImageParam &image) { return mirrorInterior(sourceOf(image, "mirror_interior")); }
+Func mirror_interior(const ImageParam &image, const Region &bounds) {
+  return mirrorInterior(bounded(sourceOf(image, "mirror_interior"), bounds, "mirror_interior"));
+}
 Func mirror_interior(const RawBuffer &buffer) { return mirrorInterior(sourceOf(buffer, "mirror_interior")); }
+Func mirror_interior(const RawBuffer &buffer, const Region &bounds) {
+  return mirrorInterior(bounded(sourceOf(buffer, "mirror_interior"), bounds, "mirror_interior"));
+}
 
 } // namespace ptxjit::BoundaryConditions

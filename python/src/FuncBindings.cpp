@@ -343,23 +343,31 @@ void bind_func(nb::module_ &m) {
   boundary.def("constant_exterior", [](const ImageParam &image, nb::handle value) {
     return BoundaryConditions::constant_exterior(image, to_expr(value));
   });
+  boundary.def("constant_exterior", [](const ImageParam &image, nb::handle value, nb::handle bounds) {
+    return BoundaryConditions::constant_exterior(image, to_expr(value), to_region(bounds));
+  });
   boundary.def("constant_exterior", [](const Func &f, nb::handle value, nb::handle bounds) {
     if (isSequence(value))
       return BoundaryConditions::constant_exterior(f, toTuple(value), to_region(bounds));
     return BoundaryConditions::constant_exterior(f, to_expr(value), to_region(bounds));
   });
   using ImageCondition = Func (*)(const ImageParam &);
+  using BoundedImageCondition = Func (*)(const ImageParam &, const Region &);
   using FuncCondition = Func (*)(const Func &, const Region &);
-  const std::tuple<const char *, ImageCondition, FuncCondition> conditions[] = {
-      {"repeat_edge", BoundaryConditions::repeat_edge, BoundaryConditions::repeat_edge},
-      {"repeat_image", BoundaryConditions::repeat_image, BoundaryConditions::repeat_image},
-      {"mirror_image", BoundaryConditions::mirror_image, BoundaryConditions::mirror_image},
-      {"mirror_interior", BoundaryConditions::mirror_interior, BoundaryConditions::mirror_interior},
+  const std::tuple<const char *, ImageCondition, BoundedImageCondition, FuncCondition> conditions[] = {
+      {"repeat_edge", BoundaryConditions::repeat_edge, BoundaryConditions::repeat_edge, BoundaryConditions::repeat_edge},
+      {"repeat_image", BoundaryConditions::repeat_image, BoundaryConditions::repeat_image, BoundaryConditions::repeat_image},
+      {"mirror_image", BoundaryConditions::mirror_image, BoundaryConditions::mirror_image, BoundaryConditions::mirror_image},
+      {"mirror_interior", BoundaryConditions::mirror_interior, BoundaryConditions::mirror_interior,
+       BoundaryConditions::mirror_interior},
   };
-  for (const auto &[name, onImage, onFunc] : conditions) {
+  for (const auto &[name, onImage, onBoundedImage, onFunc] : conditions) {
     ImageCondition image = onImage;
+    BoundedImageCondition boundedImage = onBoundedImage;
     FuncCondition onSource = onFunc;
     boundary.def(name, [image](const ImageParam &p) { return image(p); }, nb::arg("image"));
+    boundary.def(name, [boundedImage](const ImageParam &p, nb::handle bounds) { return boundedImage(p, to_region(bounds)); },
+                 nb::arg("source"), nb::arg("bounds"));
     boundary.def(name, [onSource](const Func &f, nb::handle bounds) { return onSource(f, to_region(bounds)); },
                  nb::arg("source"), nb::arg("bounds"));
   }

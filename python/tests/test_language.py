@@ -198,6 +198,22 @@ def test_boundary_conditions(rng, condition):
     np.testing.assert_allclose(out, padded[0:20, 0:30] + padded[3:23, 4:34], rtol=1e-6)
 
 
+def test_boundary_conditions_of_an_image_over_a_region_of_its_own(rng):
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    edge = pj.BoundaryConditions.repeat_edge(inp, [(2, 5), (inp.dim(1).min(), inp.dim(1).extent())])
+    outside = pj.BoundaryConditions.constant_exterior(inp, -1.0, [(0, 4), (0, 3)])
+    f = pj.Func("f")
+    f[x, y] = edge[x, y] + outside[x, y] * 10
+    a = rng.random((6, 9), dtype=np.float32)
+    inp.set(a)
+    out = pj.Pipeline(f).realize([9, 6])
+    expected = a[:, np.clip(np.arange(9), 2, 6)].copy()
+    inner = np.full((6, 9), -1.0, dtype=np.float32)
+    inner[0:3, 0:4] = a[0:3, 0:4]
+    np.testing.assert_allclose(out, expected + inner * 10, rtol=1e-6)
+
+
 def test_gpu_schedule_is_lowered_for_a_cuda_target_without_a_device():
     x, y, xi, yi = pj.Var("x"), pj.Var("y"), pj.Var("xi"), pj.Var("yi")
     f = pj.Func("f")

@@ -334,8 +334,27 @@ TEST_CASE("Boundary conditions of Funcs over a region, and of Buffers", "[cpu][p
                    (inside ? buffer(bx, 4) : 5) * 7);
   });
 
+  // An image given a region of its own (Halide's max filter bounds x and y only; here the
+  // region is also narrower than the image, so that using the image's own would show).
+  Buffer<int16_t> buffer3(5, 3, 2);
+  fill_random(buffer3, seed + 1, -1000, 1000);
+  ImageParam image(Int(16), 3, "bounded_image");
+  image.set(buffer3);
+  Func fromImage("from_image_region");
+  fromImage(x, y, c) = BoundaryConditions::repeat_edge(image, {{1, 4}, {image.dim(1).min(), image.dim(1).extent()}})(x, y, c) +
+                       BoundaryConditions::constant_exterior(image, 9, {{0, 3}, {0, 3}})(x, y, c) * 3;
+  Buffer<int16_t> imageResult(12, 6, 2);
+  imageResult.set_min({-3, -2, 0});
+  Pipeline(fromImage).realize(imageResult);
+  check_against(imageResult, [&](const std::vector<int> &p) {
+    const int vx = p[0], vy = p[1], vc = p[2];
+    return int16_t(buffer3(edge(vx, 1, 4), edge(vy, 0, 3), vc) + (inRange(vx, 0, 3) && inRange(vy, 0, 3) ? buffer3(vx, vy, vc) : 9) * 3);
+  });
+
   CHECK_THROWS_WITH(BoundaryConditions::repeat_edge(source, {{0, 1}, {0, 1}, {0, 1}, {0, 1}}),
-                    Catch::Contains("4 bounds for a Func of 3 dimensions"));
+                    Catch::Contains("4 bounds for 3 dimensions"));
+  CHECK_THROWS_WITH(BoundaryConditions::mirror_image(image, {{0, 1}, {0, 1}, {0, 1}, {0, 1}}),
+                    Catch::Contains("mirror_image of bounded_image: 4 bounds for 3 dimensions"));
   CHECK_THROWS_WITH(BoundaryConditions::repeat_edge(Func("undefined"), {}), Catch::Contains("undefined Func undefined"));
 }
 
