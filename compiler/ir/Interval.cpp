@@ -293,7 +293,11 @@ private:
     const Type t = op->type.element_of();
     Interval b = of(op->b);
     auto c = equal_const(b) ? as_const_int(b.min) : std::nullopt;
-    if (op->type.is_float()) {
+    Interval a = of(op->a);
+    if (a.is_bounded() && a.min.same_as(a.max) && b.is_bounded() && b.min.same_as(b.max)) {
+      // One value (a fused loop's variable split back into its dimensions at a point of it).
+      Result = Interval::single_point(simplify(Mod::make(a.min, b.min)));
+    } else if (op->type.is_float()) {
       Result = Interval::everything();
     } else if (c) {
       int64_t m = *c < 0 ? -*c : *c;

@@ -11,6 +11,7 @@
 #include "ptxjit/RuntimeError.h"
 
 #include <cstring>
+#include <functional>
 #include <mutex>
 
 namespace ptxjit {
@@ -224,6 +225,37 @@ Expr ImageParam::operator()(std::vector<Expr> args) const {
     throw CompileError("call to an uninitialized ImageParam");
   return imageCall(Contents, "ImageParam " + name(), std::move(args));
 }
+
+namespace {
+
+// The Func f(v0, v1, ...) = read(v0, v1, ...) of Halide's conversions of images to Funcs: inlined
+// unless scheduled. A fresh Func each time: one kept by the image would keep the image alive.
+Func funcReading(const std::string &name, int dimensions, const std::function<Expr(std::vector<Expr>)> &read) {
+  Func f(unique_name((name + "_func").c_str()));
+  std::vector<Var> vars;
+  std::vector<Expr> args;
+  for (int d = 0; d < dimensions; ++d) {
+    vars.emplace_back(unique_name("v"));
+    args.push_back(vars.back());
+  }
+  f(vars) = read(args);
+  return f;
+}
+
+} // namespace
+
+ImageParam::operator Func() const {
+  if (!Contents)
+    throw CompileError("a Func of an uninitialized ImageParam");
+  return funcReading(name(), dimensions(), [this](std::vector<Expr> args) { return (*this)(std::move(args)); });
+}
+
+Func::Func(const RawBuffer &buffer) : Func([&] {
+  if (!buffer.defined())
+    throw CompileError("a Func of an undefined Buffer");
+  return funcReading("buffer", buffer.dimensions(),
+                     [&](std::vector<Expr> args) { return detail::buffer_call(buffer, std::move(args)); });
+}()) {}
 
 Expr detail::buffer_call(const RawBuffer &buffer, std::vector<Expr> args) {
   if (!buffer.defined())

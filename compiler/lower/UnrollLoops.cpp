@@ -15,7 +15,8 @@ using namespace ir;
 namespace {
 
 // A loop whose extent is not constant, but bounded by a constant over the loops around it (a
-// tile clipped at the image's edge), unrolls to its bound with each copy guarded, as in Halide.
+// tile clipped at the image's edge), unrolls to its bound with each copy guarded, as in Halide,
+// or is vectorized where it is full.
 class Unroll : public IRMutator {
   using IRMutator::visit;
 
@@ -61,15 +62,18 @@ class Unroll : public IRMutator {
                                 bounds_of_expr_in_scope(*last, LoopRanges).max};
       return mutate(op->body);
     });
-    if (op->for_type != ForType::Unrolled)
-      return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
     auto extent = as_const_int(op->extent);
-    bool guarded = false;
-    if (!extent) {
+    const bool guarded = !extent;
+    if (guarded && (op->for_type == ForType::Unrolled || op->for_type == ForType::Vectorized))
       if (auto e = expanded(op->extent))
         extent = constant_upper_bound(simplify_for_bounds(*e), LoopRanges);
-      guarded = true;
+    if (op->for_type == ForType::Vectorized && guarded && extent && *extent > 1) {
+      Stmt vector = For::make(op->name, op->min, make_const(op->extent.type(), *extent), ForType::Vectorized, body);
+      Stmt serial = For::make(op->name, op->min, op->extent, ForType::Serial, body);
+      return IfThenElse::make(EQ::make(op->extent, make_const(op->extent.type(), *extent)), vector, serial);
     }
+    if (op->for_type != ForType::Unrolled)
+      return body.same_as(op->body) ? Stmt(op) : For::make(op->name, op->min, op->extent, op->for_type, body);
     if (!extent)
       throw CompileError("unrolled loop " + op->name + " has a non-constant extent (" + to_string(op->extent) +
                          ") with no constant bound; unroll with a factor, e.g. unroll(x, 4)");

@@ -301,6 +301,22 @@ private:
   }
 };
 
+bool containsVectors(const Stmt &s) {
+  struct Finder : IRVisitor {
+    bool Found = false;
+    using IRVisitor::visit;
+    void visit(const Ramp *) override { Found = true; }
+    void visit(const Broadcast *) override { Found = true; }
+    void visit(const Variable *op) override { Found = Found || op->type.is_vector(); }
+    void visit(const Load *op) override {
+      Found = Found || op->type.is_vector();
+      IRVisitor::visit(op);
+    }
+  } finder;
+  s.accept(&finder);
+  return finder.Found;
+}
+
 class VectorizeAll : public IRMutator {
   using IRMutator::visit;
 
@@ -311,11 +327,15 @@ class VectorizeAll : public IRMutator {
     auto lanes = as_const_int(op->extent);
     if (!lanes)
       throw CompileError("vectorized loop " + op->name + " has a non-constant extent (" + to_string(op->extent) +
-                         "); vectorize with a factor, e.g. vectorize(x, 8)");
+                         ") with no constant bound; vectorize with a factor, e.g. vectorize(x, 8)");
     Stmt serial = For::make(op->name, op->min, op->extent, ForType::Serial, body);
     if (*lanes == 1)
       return serial;
     int n = static_cast<int>(*lanes);
+    // A vectorized loop inside (vectorize(yi).vectorize(x) of a transpose) made vectors of its
+    // own; lanes of two loops at once are not made: this loop runs its iterations in turn.
+    if (containsVectors(body))
+      return serial;
 
     GuardFinder guards(op->name);
     body.accept(&guards);

@@ -258,6 +258,8 @@ public:
   /// A Func with a fresh unique name.
   Func();
   explicit Func(const std::string &name);
+  /// A Func reading `buffer` at its arguments, inlined unless scheduled.
+  explicit Func(const RawBuffer &buffer);
 
   const std::string &name() const;
   bool defined() const;
@@ -289,6 +291,7 @@ public:
                                const Target &target = get_jit_target_from_environment()) const;
 
   FuncRef operator()(std::vector<Expr> args) const;
+  FuncRef operator()(const std::vector<Var> &args) const { return (*this)(std::vector<Expr>(args.begin(), args.end())); }
   template <typename... Args> FuncRef operator()(const Args &...args) const {
     return (*this)(std::vector<Expr>{Expr(args)...});
   }

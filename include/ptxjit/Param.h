@@ -115,6 +115,9 @@ public:
   /// shared memory, say. Asking again returns the same wrapper.
   Func in(const Func &consumer);
   Func in();
+  /// A Func reading the input at its arguments, inlined unless scheduled (as in Halide, where an
+  /// ImageParam passes for a Func): a fresh one each time.
+  operator Func() const;
   const std::shared_ptr<ParameterContents> &contents() const { return Contents; }
 
 private:

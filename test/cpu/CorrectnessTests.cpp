@@ -1984,3 +1984,49 @@ TEST_CASE("A Func slid along a loop where a consumer's region is a let too large
     return low ? uint8_t(3) : uint8_t(refF0(i - 2, j));
   });
 }
+
+TEST_CASE("Vectorized loops nested in vectorized loops compute each point once", "[cpu][pipeline]") {
+  // A transpose vectorized over both tile dimensions (Halide's IIR blur): the inner loop's vectors
+  // were widened again by the outer loop, an internal error; the outer loop now runs in turn.
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 45, h = 38;
+  Buffer<float> input(h, w);
+  fill_random(input, seed);
+  ImageParam in(Float(32), 2, "nested_in");
+  in.set(input);
+  Var x("x"), y("y"), yi("yi"), xi("xi");
+  Func transposed("nested_transpose");
+  transposed(x, y) = in(y, x) * 2.0f + cast<float>(x - y);
+  transposed.split(y, y, yi, 8).split(x, x, xi, 4).reorder(xi, yi, x, y).vectorize(yi).vectorize(xi);
+  check_against(transposed.realize<float>({w, h}, Target("host")),
+                [&](const std::vector<int> &p) { return input(p[1], p[0]) * 2.0f + float(p[0] - p[1]); });
+}
+
+TEST_CASE("A vectorized loop of a bounded extent is a vector where it is full", "[cpu][pipeline]") {
+  // vectorize(x) without a factor of a producer computed in a guarded tile: its extent is at most
+  // the tile's plus its reach. Full tiles run vectors of that width, clipped ones in turn.
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 61, h = 9;
+  Buffer<float> input(w + 2, h);
+  fill_random(input, seed);
+  ImageParam in(Float(32), 2, "bounded_in");
+  in.set(input);
+  Var x("x"), y("y"), xo("xo"), xi("xi");
+  Func producer("bounded_producer"), consumer("bounded_consumer");
+  producer(x, y) = in(x, y) * 3.0f;
+  consumer(x, y) = producer(x, y) + producer(x + 2, y);
+  consumer.split(x, xo, xi, 8);
+  producer.compute_at(consumer, xo).vectorize(x);
+  const std::string stmt = Pipeline(consumer).lowered_stmt(Target("host"));
+  CHECK_THAT(stmt, Catch::Contains("ramp("));
+  check_against(consumer.realize<float>({w, h}, Target("host")),
+                [&](const std::vector<int> &p) { return input(p[0], p[1]) * 3.0f + input(p[0] + 2, p[1]) * 3.0f; });
+  Func unbounded("unbounded_vector");
+  unbounded(x) = in(x, 0);
+  unbounded.vectorize(x);
+  CHECK_THROWS_WITH(Pipeline(unbounded).compile_jit(Target("host")),
+                    Catch::Contains("vectorized loop unbounded_vector.s0.x has a non-constant extent") &&
+                        Catch::Contains("with no constant bound"));
+}

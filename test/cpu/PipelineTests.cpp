@@ -351,6 +351,14 @@ TEST_CASE("Boundary conditions of Funcs over a region, and of Buffers", "[cpu][p
     return int16_t(buffer3(edge(vx, 1, 4), edge(vy, 0, 3), vc) + (inRange(vx, 0, 3) && inRange(vy, 0, 3) ? buffer3(vx, vy, vc) : 9) * 3);
   });
 
+  // An ImageParam passes for a Func, and a Func wraps a Buffer, as in Halide.
+  Func asFunc = image, ofBuffer(buffer3);
+  Func sum("image_as_func");
+  sum(x, y, c) = asFunc(x, y, c) + ofBuffer(x, y, c) * 2;
+  check_against(sum.realize<int16_t>({5, 3, 2}, Target("host")),
+                [&](const std::vector<int> &p) { return int16_t(buffer3(p[0], p[1], p[2]) * 3); });
+  CHECK_THROWS_WITH(Func(Buffer<int>()), Catch::Contains("a Func of an undefined Buffer"));
+
   CHECK_THROWS_WITH(BoundaryConditions::repeat_edge(source, {{0, 1}, {0, 1}, {0, 1}, {0, 1}}),
                     Catch::Contains("4 bounds for 3 dimensions"));
   CHECK_THROWS_WITH(BoundaryConditions::mirror_image(image, {{0, 1}, {0, 1}, {0, 1}, {0, 1}}),

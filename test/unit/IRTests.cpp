@@ -278,6 +278,22 @@ TEST_CASE("The box a statement touches follows the lets its reads name, shadowed
   CHECK(boxOf(inValue) == Ends(-3, 6));
 }
 
+TEST_CASE("The remainder of one value by another is that one value", "[unit][ir]") {
+  // A fused loop's variable at one iteration splits back into one value of each dimension
+  // (yo = t % extent), so a Func computed at the fused loop covers one tile, not every tile.
+  Scope scope{{"x", {Expr(0), Expr(9)}}};
+  Interval point = bounds_of_expr_in_scope(v("t") % v("e"), scope);
+  REQUIRE(point.is_bounded());
+  CHECK(equal(point.min, point.max));
+  CHECK(to_string(point.min) == "(t % e)");
+  Interval range = bounds_of_expr_in_scope(v("x") % v("e"), scope);
+  REQUIRE(range.is_bounded()); // over a range of x: [0, |e| - 1]
+  CHECK(as_const_int(range.min) == 0);
+  CHECK(to_string(range.max) != "(x % e)");
+  Interval constant = bounds_of_expr_in_scope(v("x") % 4, scope);
+  CHECK(as_const_int(constant.max) == 3);
+}
+
 TEST_CASE("Interval arithmetic bounds masks, shifts and complements", "[unit][ir]") {
   Scope scope{{"x", {Expr(0), Expr(9)}}, {"y", {Expr(-2), Expr(3)}}};
   using Ends = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
