@@ -710,9 +710,9 @@ Stage &Stage::split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVa
   if (tail == TailStrategy::ShiftInward && Index > 0)
     throw CompileError("split of " + name() + "." + old.name() + ": TailStrategy::ShiftInward computes some points "
                        "twice, which only a pure definition allows; use GuardWithIf");
-  if (tail == TailStrategy::RoundUp && Index > 0)
+  if (tail == TailStrategy::RoundUp && Index > 0 && s.dims[i].is_rvar)
     throw CompileError("split of " + name() + "." + old.name() + ": TailStrategy::RoundUp computes points past the "
-                       "end, which only a pure definition allows; use GuardWithIf");
+                       "end, which an RVar's loop does not allow (they would be reduced too); use GuardWithIf");
   if (tail == TailStrategy::PredicateLoads || tail == TailStrategy::PredicateStores)
     tail = TailStrategy::GuardWithIf;
   s.splits.push_back({Split::SplitVar, old.name(), outer.name(), inner.name(), cast(Int(32), factor), tail});

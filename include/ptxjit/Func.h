@@ -40,7 +40,7 @@ enum class TailStrategy {
                ///< definitions only; the extent must be at least the factor (checked at run time
                ///< for the output; an intermediate is computed over a larger region instead).
   RoundUp,     ///< the extent is rounded up to a multiple of the factor: the last iteration
-               ///< computes points past the end (no guard). Pure definitions only; an
+               ///< computes points past the end (no guard). Not of an RVar's loop; an
                ///< intermediate is computed and stored over the larger region, the output's
                ///< extent must be a multiple of the factor (checked at run time).
   PredicateLoads,  ///< as GuardWithIf (Halide's predicated loads compute the same values)

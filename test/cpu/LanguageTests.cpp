@@ -959,10 +959,19 @@ TEST_CASE("TailStrategy::RoundUp computes whole iterations; PredicateLoads and S
   p(x) = in(x) * 2;
   p.split(x, xo, xi, 4, TailStrategy::PredicateLoads);
   check_against(Pipeline(p).realize<int32_t>({14}), [&](const std::vector<int> &c) { return input(c[0]) * 2; });
-  Func u("updated");
-  u(x) = x;
-  u(x) += 1;
-  CHECK_THROWS_WITH(u.update().split(x, xo, xi, 4, TailStrategy::RoundUp), Catch::Contains("only a pure definition"));
+  // An update's pure Var rounds up too (Halide's default there): its earlier stage computes, and
+  // the storage holds, what the rounded loop reads and writes.
+  Func u("updated"), reader("updated_reader");
+  u(x) = in(x) * 5;
+  u(x) += in(x) - x;
+  reader(x) = u(x) * 2;
+  u.compute_root().vectorize(x, 4, TailStrategy::RoundUp).update().split(x, xo, xi, 8, TailStrategy::RoundUp).vectorize(xi);
+  check_against(Pipeline(reader).realize<int32_t>({11}),
+                [&](const std::vector<int> &c) { return (input(c[0]) * 6 - c[0]) * 2; });
+  RDom r(0, 5, "rounded_r");
+  u(r) += 1;
+  CHECK_THROWS_WITH(u.update(1).split(r.x, xo, xi, 4, TailStrategy::RoundUp),
+                    Catch::Contains("an RVar's loop does not allow"));
 }
 
 TEST_CASE("Shifts by the width less one inside bounded loops", "[cpu][language]") {

@@ -5,6 +5,7 @@
 #include "GPUScheduleRecipes.h"
 #include "Float16Programs.h"
 #include "GPUTestUtil.h"
+#include "HalideAppPrograms.h"
 #include "FixedPointPrograms.h"
 #include "StrictFloatPrograms.h"
 #include "ptxjit/DLPack.h"
@@ -2442,4 +2443,33 @@ TEST_CASE("An interleaved RGB input read by a GPU kernel", "[gpu]") {
     const int i = p[0], j = p[1];
     return uint8_t((image(i, j, 0) * 77 + image(i, j, 1) * 150 + image(i, j, 2) * 29) >> 8);
   });
+}
+
+TEST_CASE("Halide's max filter and unsharp mask under their GPU schedules match plain C++", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  {
+    const int w = 203, h = 45, radius = 6;
+    Buffer<float> in(w, h, 3);
+    fill_random(in, seed, 0.0, 1.0);
+    MaxFilter app(radius);
+    app.scheduleForGPU();
+    app.Input.set(in);
+    Buffer<float> out = onGPU(app.Output).realize<float>({w, h, 3});
+    copy_to_host(out);
+    const std::vector<float> expected = maxFilterReference(in, radius);
+    check_against(out, [&](const std::vector<int> &p) { return expected[(static_cast<size_t>(p[2]) * h + p[1]) * w + p[0]]; }, 0);
+  }
+  {
+    const int w = 203, h = 77;
+    Buffer<float> in(w, h, 3);
+    fill_random(in, seed + 1, 0.25, 1.0);
+    Unsharp app;
+    app.scheduleForGPU();
+    app.Input.set(in);
+    Buffer<float> out = onGPU(app.Output).realize<float>({w, h, 3});
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &p) { return unsharpReference(in, p[0], p[1], p[2]); }, 1e-4);
+  }
 }

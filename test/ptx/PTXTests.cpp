@@ -5,6 +5,7 @@
 #include "FixedPointPrograms.h"
 #include "Float16Programs.h"
 #include "GPUScheduleRecipes.h"
+#include "HalideAppPrograms.h"
 #include "TestUtil.h"
 #include "ptxjit.h"
 
@@ -959,4 +960,20 @@ TEST_CASE("prefetch in a GPU kernel: L2 requests for device memory, none for a s
   const std::string sharedPtx = Pipeline(stencil).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK_THAT(sharedPtx, !Catch::Contains("prefetch.global"));
   CHECK(assemble(sharedPtx, "sm_80").empty());
+}
+
+TEST_CASE("PTX for Halide's max filter and unsharp mask under their GPU schedules", "[ptx]") {
+  const Target target("host-cuda-cuda_capability_80");
+  test::MaxFilter maxFilter(6);
+  maxFilter.scheduleForGPU();
+  const std::string maxPTX = Pipeline(maxFilter.Output).compile_to_ptx(target);
+  // vert_log's pure and update stages and the output: a kernel each.
+  CHECK(occurrences(maxPTX, ".entry ") == 3);
+  CHECK(assemble(maxPTX, "sm_80").empty());
+  test::Unsharp unsharp;
+  unsharp.scheduleForGPU();
+  const std::string unsharpPTX = Pipeline(unsharp.Output).compile_to_ptx(target);
+  CHECK(occurrences(unsharpPTX, ".entry ") == 1);
+  CHECK_THAT(unsharpPTX, Catch::Contains("bar.sync")); // gray and blur_y in shared memory
+  CHECK(assemble(unsharpPTX, "sm_80").empty());
 }

@@ -1,0 +1,175 @@
+#ifndef PTXJIT_TEST_HALIDEAPPPROGRAMS_H
+#define PTXJIT_TEST_HALIDEAPPPROGRAMS_H
+
+// Halide's apps (github.com/halide/Halide, apps/), written as their generators write them, with
+// their hand-written CPU and GPU schedules and plain C++ references: the [cpu], [ptx] and [gpu]
+// tests run the same programs.
+
+#include "ptxjit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ptxjit::test {
+
+/// apps/max_filter: a circular max filter of radius `radius` over each channel, from max filters
+/// of heights 2^k (an update over an RDom whose extent is the input's height) and a horizontal
+/// max over a per-column filter height.
+struct MaxFilter {
+  ImageParam Input{Float(32), 3, "max_filter_input"};
+  Func VertLog{"vert_log"}, SliceForRadius{"slice_for_radius"}, Vert{"vert"}, FilterHeight{"filter_height"};
+  Func Output{"max_filter"};
+  Var x{"x"}, y{"y"}, c{"c"}, t{"t"};
+  RDom R, Dy, Dx;
+
+  explicit MaxFilter(int radius) {
+    Func input = BoundaryConditions::repeat_edge(
+        Input, {{Input.dim(0).min(), Input.dim(0).extent()}, {Input.dim(1).min(), Input.dim(1).extent()}});
+    const int slices = static_cast<int>(std::ceil(std::log(radius) / std::log(2.0f))) + 1;
+    VertLog(x, y, c, t) = input(x, y, c);
+    R = RDom(-radius, Input.height() + radius, 1, slices - 1);
+    VertLog(x, R.x, c, R.y) =
+        max(VertLog(x, R.x, c, R.y - 1), VertLog(x, R.x + clamp((1 << (R.y - 1)), 0, radius * 2), c, R.y - 1));
+    SliceForRadius(t) = cast<int>(floor(log(2 * t + 1) / logf(2)));
+    Expr slice = clamp(SliceForRadius(t), 0, slices);
+    Vert(x, y, c, t) = max(VertLog(x, y - t, c, slice), VertLog(x, y + t + 1 - clamp(1 << slice, 0, 2 * radius), c, slice));
+    Dy = RDom(0, radius + 1);
+    FilterHeight(x) = sum(select(x * x + Dy * Dy < (radius + 0.25f) * (radius + 0.25f), 1, 0));
+    Dx = RDom(-radius, 2 * radius + 1);
+    Output(x, y, c) = maximum(Vert(x + Dx, y, c, clamp(FilterHeight(Dx), 0, radius + 1)));
+  }
+
+  /// The app's CPU schedule: 256-column strips of each channel in parallel.
+  void scheduleForCPU() {
+    Var tx("tx"), task("task");
+    SliceForRadius.compute_root();
+    FilterHeight.compute_root();
+    Output.compute_root().split(x, tx, x, 256).reorder(x, y, c, tx).fuse(c, tx, task).parallel(task).vectorize(x, 8);
+    VertLog.compute_at(Output, task);
+    VertLog.vectorize(x, 8);
+    VertLog.update().reorder(x, R.x, R.y, c).vectorize(x, 8);
+    Vert.compute_at(Output, y).vectorize(x, 8);
+  }
+
+  /// The app's GPU schedule: the LUTs on the host, vert_log in tiles of RoundUp tails and its
+  /// update a thread per column, the output in 32x8 tiles with a block per channel too.
+  void scheduleForGPU() {
+    Var xi("xi"), xo("xo"), yi("yi");
+    SliceForRadius.compute_root();
+    FilterHeight.compute_root();
+    Output.gpu_tile(x, y, xi, yi, 32, 8).gpu_blocks(x, y, c);
+    VertLog.compute_root()
+        .reorder(c, t, x, y)
+        .gpu_tile(x, y, xi, yi, 16, 16, TailStrategy::RoundUp)
+        .update()
+        .split(x, xo, xi, 32, TailStrategy::RoundUp)
+        .reorder(R.x, R.y, xi, xo, c)
+        .gpu_blocks(xo, c)
+        .gpu_threads(xi);
+  }
+};
+
+/// The same filter in plain C++, computed as written: each Func a function of its arguments.
+inline std::vector<float> maxFilterReference(const Buffer<float> &in, int radius) {
+  const int w = in.width(), h = in.height(), channels = in.channels();
+  const int slices = static_cast<int>(std::ceil(std::log(radius) / std::log(2.0f))) + 1;
+  auto input = [&](int i, int j, int k) { return in(std::clamp(i, 0, w - 1), std::clamp(j, 0, h - 1), k); };
+  // vert_log(x, y, c, t): the updates reach rows [-radius, h - 1] of slices 1 .. slices - 1, each
+  // from the finished slice before it.
+  std::function<float(int, int, int, int)> vertLog = [&](int i, int j, int k, int slice) -> float {
+    if (slice < 1 || slice > slices - 1 || j < -radius || j > h - 1)
+      return input(i, j, k);
+    return std::max(vertLog(i, j, k, slice - 1), vertLog(i, j + std::clamp(1 << (slice - 1), 0, 2 * radius), k, slice - 1));
+  };
+  auto sliceForRadius = [](int r) { return static_cast<int>(std::floor(std::log(static_cast<float>(2 * r + 1)) / logf(2))); };
+  auto vert = [&](int i, int j, int k, int r) {
+    int slice = std::clamp(sliceForRadius(r), 0, slices);
+    return std::max(vertLog(i, j - r, k, slice), vertLog(i, j + r + 1 - std::clamp(1 << slice, 0, 2 * radius), k, slice));
+  };
+  auto filterHeight = [&](int i) {
+    int n = 0;
+    for (int dy = 0; dy <= radius; ++dy)
+      n += i * i + dy * dy < (radius + 0.25f) * (radius + 0.25f) ? 1 : 0;
+    return n;
+  };
+  std::vector<float> out(static_cast<size_t>(w) * h * channels);
+  for (int k = 0; k < channels; ++k)
+    for (int j = 0; j < h; ++j)
+      for (int i = 0; i < w; ++i) {
+        float m = -INFINITY;
+        for (int dx = -radius; dx <= radius; ++dx)
+          m = std::max(m, vert(i + dx, j, k, std::clamp(filterHeight(dx), 0, radius + 1)));
+        out[(static_cast<size_t>(k) * h + j) * w + i] = m;
+      }
+  return out;
+}
+
+/// apps/unsharp: gray, a separable Gaussian of 7 taps from a kernel Func, and the sharpened
+/// ratio applied to each channel of an edge-repeated input.
+struct Unsharp {
+  ImageParam Input{Float(32), 3, "unsharp_input"};
+  Func Kernel{"kernel"}, Gray{"gray"}, BlurY{"blur_y"}, BlurX{"blur_x"}, Sharpen{"sharpen"}, Ratio{"ratio"};
+  Func Output{"unsharp"};
+  Var x{"x"}, y{"y"}, c{"c"};
+  static constexpr float Sigma = 1.5f;
+
+  Unsharp() {
+    const float pi = 3.14159265358979310000f;
+    Kernel(x) = exp(-x * x / (2 * Sigma * Sigma)) / (sqrtf(2 * pi) * Sigma);
+    Func bounded = BoundaryConditions::repeat_edge(Input);
+    Gray(x, y) = 0.299f * bounded(x, y, 0) + 0.587f * bounded(x, y, 1) + 0.114f * bounded(x, y, 2);
+    BlurY(x, y) = Kernel(0) * Gray(x, y) + Kernel(1) * (Gray(x, y - 1) + Gray(x, y + 1)) +
+                  Kernel(2) * (Gray(x, y - 2) + Gray(x, y + 2)) + Kernel(3) * (Gray(x, y - 3) + Gray(x, y + 3));
+    BlurX(x, y) = Kernel(0) * BlurY(x, y) + Kernel(1) * (BlurY(x - 1, y) + BlurY(x + 1, y)) +
+                  Kernel(2) * (BlurY(x - 2, y) + BlurY(x + 2, y)) + Kernel(3) * (BlurY(x - 3, y) + BlurY(x + 3, y));
+    Sharpen(x, y) = 2 * Gray(x, y) - BlurX(x, y);
+    Ratio(x, y) = Sharpen(x, y) / Gray(x, y);
+    Output(x, y, c) = Ratio(x, y) * Input(x, y, c);
+  }
+
+  void scheduleForCPU() {
+    Var yo("yo"), yi("yi");
+    Output.split(y, yo, yi, 32).vectorize(x, 8).parallel(yo).reorder(x, c, yi, yo);
+    Gray.compute_at(Output, yi).store_at(Output, yo).vectorize(x, 8);
+    BlurY.compute_at(Output, yi).store_at(Output, yo).vectorize(x, 8);
+    Ratio.compute_at(Output, yi).store_at(Output, yo).vectorize(x, 8);
+  }
+
+  /// The app's GPU schedule: 32x32 tiles of all three channels, gray in 2x2 unrolled blocks of
+  /// the tile's threads, blur_y two columns a thread.
+  void scheduleForGPU() {
+    Var xi("xi"), yi("yi");
+    Output.compute_root().reorder(c, x, y).gpu_tile(x, y, xi, yi, 32, 32).bound(c, 0, 3).unroll(c);
+    Ratio.compute_at(Output, xi);
+    Gray.compute_at(Output, x).tile(x, y, xi, yi, 2, 2).unroll(xi).unroll(yi).gpu_threads(x, y);
+    BlurY.compute_at(Output, x).unroll(x, 2).gpu_threads(x, y);
+  }
+};
+
+inline double unsharpReference(const Buffer<float> &in, int i, int j, int k) {
+  const int w = in.width(), h = in.height();
+  const double pi = 3.14159265358979310000, sigma = Unsharp::Sigma;
+  auto kernel = [&](int t) { return std::exp(-double(t) * t / (2 * sigma * sigma)) / (std::sqrt(2 * pi) * sigma); };
+  auto gray = [&](int u, int v) {
+    u = std::clamp(u, 0, w - 1);
+    v = std::clamp(v, 0, h - 1);
+    return 0.299 * in(u, v, 0) + 0.587 * in(u, v, 1) + 0.114 * in(u, v, 2);
+  };
+  auto blurY = [&](int u, int v) {
+    double s = kernel(0) * gray(u, v);
+    for (int t = 1; t <= 3; ++t)
+      s += kernel(t) * (gray(u, v - t) + gray(u, v + t));
+    return s;
+  };
+  double blurX = kernel(0) * blurY(i, j);
+  for (int t = 1; t <= 3; ++t)
+    blurX += kernel(t) * (blurY(i - t, j) + blurY(i + t, j));
+  return (2 * gray(i, j) - blurX) / gray(i, j) * in(i, j, k);
+}
+
+} // namespace ptxjit::test
+
+#endif
