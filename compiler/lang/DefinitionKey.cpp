@@ -13,7 +13,7 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 632, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 656, "a field of FunctionContents is missing from the definition key");
 static_assert(sizeof(Definition) == 256, "a field of Definition is missing from the definition key");
 static_assert(sizeof(StageSchedule) == 112, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(PrefetchDirective) == 128, "a field of PrefetchDirective is missing from the definition key");
@@ -58,8 +58,10 @@ public:
       definition(f->stage(s));
     level(f->compute_level);
     level(f->store_level);
+    level(f->hoist_level);
     flag(f->compute_level_set);
     flag(f->store_level_set);
+    flag(f->hoist_level_set);
     flag(f->inline_reduction);
     count(f->bounds.size());
     for (const FunctionBound &b : f->bounds) {

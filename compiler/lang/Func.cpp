@@ -407,6 +407,12 @@ LoopLevelContents FunctionContents::stored_at() const {
   return store_level_set ? definedLevel(store_level, name, "stored") : computed_at();
 }
 
+std::optional<LoopLevelContents> FunctionContents::hoisted_at() const {
+  if (!hoist_level_set)
+    return std::nullopt;
+  return definedLevel(hoist_level, name, "hoisted");
+}
+
 // ---- LoopLevel ----
 
 LoopLevel::LoopLevel() : Contents(std::make_shared<LoopLevelContents>()) {}
@@ -1414,6 +1420,20 @@ Func &Func::store_at(const Func &consumer, const VarOrRVar &var) {
 Func &Func::store_at(const LoopLevel &level) {
   Contents->store_level = level;
   Contents->store_level_set = true;
+  return *this;
+}
+
+Func &Func::hoist_storage_root() { return hoist_storage(LoopLevel::root()); }
+Func &Func::hoist_storage(const Func &consumer, const VarOrRVar &var) {
+  if (consumer.contents() == Contents)
+    throw CompileError("Func " + name() + " cannot hoist its storage to its own loop " + var.name());
+  return hoist_storage(LoopLevel(consumer, var));
+}
+Func &Func::hoist_storage(const LoopLevel &level) {
+  if (level.is_inlined())
+    throw CompileError("hoist_storage of Func " + name() + ": storage cannot be hoisted to an inlined level");
+  Contents->hoist_level = level;
+  Contents->hoist_level_set = true;
   return *this;
 }
 

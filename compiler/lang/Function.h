@@ -132,6 +132,10 @@ struct FunctionContents {
   /// and stored_at).
   LoopLevel compute_level, store_level;
   bool compute_level_set = false, store_level_set = false;
+  /// hoist_storage: where the storage is allocated, at or outside the store level (its size
+  /// bounded over the loops between); unset: at the store level.
+  LoopLevel hoist_level;
+  bool hoist_level_set = false;
   /// Made by an inline reduction (sum, argmin, ...): unless scheduled, computed at the innermost
   /// loop around its uses, as Halide does (one scalar accumulation a point, a GPU thread's own).
   bool inline_reduction = false;
@@ -154,6 +158,8 @@ struct FunctionContents {
   /// The levels as they are now, defaults applied. Throw CompileError for an undefined level.
   LoopLevelContents computed_at() const;
   LoopLevelContents stored_at() const;
+  /// The hoist_storage level; none where unset.
+  std::optional<LoopLevelContents> hoisted_at() const;
 };
 
 /// The buffer that holds value `index` of a Func named `func` of `count` values: the Func's own

@@ -8,6 +8,7 @@
 #include "GPUBlockHeapSlices.h"
 #include "GPURegisterSlices.h"
 #include "GPUSingleThreadSections.h"
+#include "HoistStorage.h"
 #include "InjectPrefetches.h"
 #include "InjectHostDeviceCopies.h"
 #include "RealizationOrder.h"
@@ -193,6 +194,7 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
     // After flattening, which writes the indices that use the constrained fields.
     s = runPass("buffer constraints", debug, [&] { return constrain_buffers(s, images, checks); });
     s = runPass("simplify", debug, [&] { return simplify(s); });
+    s = runPass("hoist storage", debug, [&] { return hoist_storage(s, env); });
   } catch (...) {
     if (imageChecks.valid())
       imageChecks.get();

@@ -48,19 +48,6 @@ bool calls(const Stmt &s, const std::string &name) {
   return finder.Found;
 }
 
-bool isStageLoopOf(const std::string &loop, const LoopLevelContents &level) {
-  // Loop names are <func>.s<k>.<var>
-  const std::string prefix = level.func + ".s";
-  if (loop.compare(0, prefix.size(), prefix) != 0)
-    return false;
-  size_t dot = loop.find('.', prefix.size());
-  if (dot == std::string::npos || dot == prefix.size())
-    return false;
-  for (size_t i = prefix.size(); i < dot; ++i)
-    if (!std::isdigit(static_cast<unsigned char>(loop[i])))
-      return false;
-  return loop.compare(dot + 1, std::string::npos, level.var) == 0;
-}
 
 // Rewrites the body of the first loop at `level` that calls `func` (or the whole statement
 // at root) with `inject`.
@@ -97,7 +84,7 @@ private:
   Stmt visit(const For *op) override {
     if (Injected)
       return Stmt(op);
-    if (isStageLoopOf(op->name, Level)) {
+    if (is_stage_loop_of(op->name, Level)) {
       LoopExists = true;
       if (calls(op->body, Func) || containsProducer(op->body)) {
         Injected = true;
@@ -247,6 +234,20 @@ private:
 };
 
 } // namespace
+
+bool is_stage_loop_of(const std::string &loop, const LoopLevelContents &level) {
+  // Loop names are <func>.s<k>.<var>
+  const std::string prefix = level.func + ".s";
+  if (loop.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  size_t dot = loop.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size())
+    return false;
+  for (size_t i = prefix.size(); i < dot; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(loop[i])))
+      return false;
+  return loop.compare(dot + 1, std::string::npos, level.var) == 0;
+}
 
 namespace {
 

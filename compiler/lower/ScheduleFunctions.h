@@ -18,6 +18,9 @@ namespace ptxjit::lower {
 ir::Stmt schedule_functions(const Outputs &outputs, const Environment &env, const std::vector<std::string> &order,
                             ir::CallBounds &funcValues);
 
+/// Whether `loop` (named <func>.s<k>.<var>) is a loop of `level`, of any stage of its Func.
+bool is_stage_loop_of(const std::string &loop, const LoopLevelContents &level);
+
 /// The loop nest of one stage, over the symbolic region f.s<k>.<var>.min/max. For the output,
 /// `outputChecks` receives the checks that its region is large enough for its shifted tails.
 ir::Stmt build_stage_loop_nest(const FunctionContents &f, int stage, std::vector<ir::Stmt> *outputChecks);

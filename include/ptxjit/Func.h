@@ -404,6 +404,15 @@ public:
   Func &store_root();
   Func &store_at(const Func &consumer, const VarOrRVar &var);
   Func &store_at(const LoopLevel &level);
+  /// Halide's hoist_storage: allocates the storage at `consumer`'s loop `var` (or outside every
+  /// loop), at or outside the store level, and reuses it in each iteration of the loops between,
+  /// sized for the largest of their regions; unlike store_at, what is computed is unchanged (no
+  /// sliding). `g.compute_at(f, x).hoist_storage(f, y)` allocates g once a row. A CompileError
+  /// where that loop is not around the storage, where a parallel, vectorized or GPU loop lies
+  /// between (the iterations would share it), or where the size has no bound outside the loops.
+  Func &hoist_storage(const Func &consumer, const VarOrRVar &var);
+  Func &hoist_storage(const LoopLevel &level);
+  Func &hoist_storage_root();
 
   /// A wrapper of this Func, as Halide's: a Func w(x, ...) = f(x, ...) that `consumer` reads
   /// instead of f, with a schedule of its own (compute_at a tile, store_in GPU shared memory).

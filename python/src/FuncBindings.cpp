@@ -320,6 +320,11 @@ void bind_func(nb::module_ &m) {
           .def("store_at", [](Func &f, const Func &consumer, nb::handle var) { return f.store_at(consumer, loopVariable(var)); },
                nb::arg("consumer"), nb::arg("var"))
           .def("store_at", [](Func &f, const LoopLevel &level) { return f.store_at(level); }, nb::arg("level"))
+          .def("hoist_storage_root", [](Func &f) { return f.hoist_storage_root(); })
+          .def("hoist_storage",
+               [](Func &f, const Func &consumer, nb::handle var) { return f.hoist_storage(consumer, loopVariable(var)); },
+               nb::arg("consumer"), nb::arg("var"))
+          .def("hoist_storage", [](Func &f, const LoopLevel &level) { return f.hoist_storage(level); }, nb::arg("level"))
           .def("in_", nb::overload_cast<const Func &>(&Func::in), nb::arg("consumer"))
           .def("in_", nb::overload_cast<>(&Func::in))
           .def("clone_in", nb::overload_cast<const Func &>(&Func::clone_in), nb::arg("consumer"))

@@ -214,6 +214,22 @@ def test_boundary_conditions_of_an_image_over_a_region_of_its_own(rng):
     np.testing.assert_allclose(out, expected + inner * 10, rtol=1e-6)
 
 
+def test_hoist_storage_allocates_once_a_row(rng):
+    x, y, xo, xi = pj.Var("x"), pj.Var("y"), pj.Var("xo"), pj.Var("xi")
+    inp = pj.ImageParam(pj.Float(32), 2, "inp")
+    g, f = pj.Func("g"), pj.Func("f")
+    g[x, y] = inp[x, y] * 2
+    f[x, y] = g[x, y] + g[x + 1, y]
+    f.split(x, xo, xi, 8)
+    g.compute_at(f, xo).hoist_storage(f, y)
+    a = rng.random((6, 33), dtype=np.float32)
+    inp.set(a)
+    out = pj.Pipeline(f).realize([32, 6])
+    np.testing.assert_allclose(out, a[:, 0:32] * 2 + a[:, 1:33] * 2, rtol=1e-6)
+    stmt = pj.Pipeline(f).lowered_stmt()
+    assert stmt.index("allocate g[") < stmt.index("for (f.s0.xo")
+
+
 def test_gpu_schedule_is_lowered_for_a_cuda_target_without_a_device():
     x, y, xi, yi = pj.Var("x"), pj.Var("y"), pj.Var("xi"), pj.Var("yi")
     f = pj.Func("f")

@@ -119,3 +119,79 @@ TEST_CASE("Halide's IIR blur under its CPU schedule matches plain C++", "[cpu][p
   const std::vector<float> expected = iirPassReference(iirPassReference(values, w, h, 0.1f), h, w, 0.1f);
   check_against(out, [&](const std::vector<int> &p) { return expected[(static_cast<size_t>(p[2]) * h + p[1]) * w + p[0]]; }, 1e-5);
 }
+
+TEST_CASE("Halide's non-local means under its CPU schedule matches plain C++", "[cpu][pipeline]") {
+  // Its patch distances are hoisted to the parallel row of tiles (hoist_storage) and computed in
+  // each tile. The two Funcs the app names "d" take distinct names here; the output's
+  // dim(2).set_bounds(0, 3) is bound(c, 0, 3).
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 50, h = 37, patchSize = 5, searchArea = 5;
+  const float sigma = 0.12f;
+  ImageParam input(Float(32), 3, "nl_means_input");
+  Param<int> patch("patch_size"), search("search_area");
+  Param<float> sigmaParam("sigma");
+  Var x("x"), y("y"), c("c"), dx("dx"), dy("dy");
+  Expr invSigmaSq = -1.0f / (sigmaParam * sigmaParam * patch * patch);
+  Func clamped = BoundaryConditions::repeat_edge(input);
+  Func dc("dc");
+  dc(x, y, dx, dy, c) = pow(clamped(x, y, c) - clamped(x + dx, y + dy, c), 2);
+  RDom channels(0, 3);
+  Func d("d");
+  d(x, y, dx, dy) = sum(dc(x, y, dx, dy, channels));
+  RDom patchDom(-(patch / 2), patch);
+  Func blurDY("blur_d_y");
+  blurDY(x, y, dx, dy) = sum(d(x, y + patchDom, dx, dy));
+  Func blurD("blur_d");
+  blurD(x, y, dx, dy) = sum(blurDY(x + patchDom, y, dx, dy));
+  Func weight("w");
+  weight(x, y, dx, dy) = fast_exp(blurD(x, y, dx, dy) * invSigmaSq);
+  Func withAlpha("clamped_with_alpha");
+  withAlpha(x, y, c) = mux(c, {clamped(x, y, 0), clamped(x, y, 1), clamped(x, y, 2), 1.0f});
+  RDom s(-(search / 2), search, -(search / 2), search);
+  Func total("non_local_means_sum");
+  total(x, y, c) += weight(x, y, s.x, s.y) * withAlpha(x + s.x, y + s.y, c);
+  Func out("non_local_means");
+  out(x, y, c) = clamp(total(x, y, c) / total(x, y, 3), 0.0f, 1.0f);
+
+  Var tx("tx"), ty("ty");
+  out.bound(c, 0, 3);
+  out.compute_root().reorder(c, x, y).tile(x, y, tx, ty, x, y, 16, 8).parallel(ty).vectorize(x, 8);
+  blurDY.compute_at(out, tx).hoist_storage(out, ty).reorder(y, x).vectorize(x, 8);
+  d.compute_at(out, tx).hoist_storage(out, ty).vectorize(x, 8);
+  total.compute_at(out, x).reorder(c, x, y).bound(c, 0, 4).unroll(c).vectorize(x, 8);
+  total.update(0).reorder(c, x, y, s.x, s.y).unroll(c).vectorize(x, 8);
+  blurD.compute_at(total, x).vectorize(x, 8);
+
+  Buffer<float> image(w, h, 3);
+  fill_random(image, seed, 0.0, 1.0);
+  input.set(image);
+  patch.set(patchSize);
+  search.set(searchArea);
+  sigmaParam.set(sigma);
+  const Buffer<float> result = out.realize<float>({w, h, 3}, Target("host"));
+
+  auto px = [&](int i, int j, int k) -> double { return image(std::clamp(i, 0, w - 1), std::clamp(j, 0, h - 1), k); };
+  auto dist = [&](int i, int j, int sx, int sy) {
+    double v = 0;
+    for (int k = 0; k < 3; ++k)
+      v += (px(i, j, k) - px(i + sx, j + sy, k)) * (px(i, j, k) - px(i + sx, j + sy, k));
+    return v;
+  };
+  const int lo = -(patchSize / 2), slo = -(searchArea / 2);
+  const double invSq = -1.0 / (double(sigma) * sigma * patchSize * patchSize);
+  check_against(result, [&](const std::vector<int> &p) {
+    double sums[4] = {0, 0, 0, 0};
+    for (int sy = slo; sy < slo + searchArea; ++sy)
+      for (int sx = slo; sx < slo + searchArea; ++sx) {
+        double blurred = 0;
+        for (int a = lo; a < lo + patchSize; ++a)
+          for (int b = lo; b < lo + patchSize; ++b)
+            blurred += dist(p[0] + a, p[1] + b, sx, sy);
+        const double wgt = std::exp(blurred * invSq);
+        for (int k = 0; k < 4; ++k)
+          sums[k] += wgt * (k < 3 ? px(p[0] + sx, p[1] + sy, k) : 1.0);
+      }
+    return std::clamp(sums[p[2]] / sums[3], 0.0, 1.0);
+  }, 1e-3);
+}

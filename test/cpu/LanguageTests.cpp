@@ -2826,3 +2826,58 @@ TEST_CASE("Interleaved images: an ImageParam's dimension 0 stride set, as in Hal
     check_against(copy.realize<uint8_t>({w, h, 3}, host), [&](const std::vector<int> &p) { return b(p[0], p[1], p[2]); });
   }
 }
+
+TEST_CASE("hoist_storage allocates once at an outer loop what is computed inside it", "[cpu][language]") {
+  const Target host("host");
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 203, h = 37;
+  const BoxBlur program("hoist", w, h, seed);
+  const Var &x = program.x, &y = program.y;
+  auto reference = [&](const std::vector<int> &c) { return program.reference(c[0], c[1]); };
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
+
+  SECTION("a tile's producer allocated once a row of tiles, at its largest tile") {
+    auto [bx, by] = program.funcs("hoist", "_row");
+    by.split(x, xo, xi, 32).split(y, yo, yi, 8).reorder(xi, yi, xo, yo);
+    bx.compute_at(by, xo).hoist_storage(by, yo).vectorize(x, 8);
+    const std::string stmt = Pipeline(by).lowered_stmt(host);
+    INFO(stmt);
+    // The allocation is made in loop yo, before loop xo, of a size that does not depend on xo.
+    const size_t allocation = stmt.find("allocate hoist_bx_row["), xoLoop = stmt.find("for (hoist_by_row.s0.xo");
+    REQUIRE(allocation != std::string::npos);
+    REQUIRE(xoLoop != std::string::npos);
+    CHECK(allocation < xoLoop);
+    CHECK(stmt.substr(allocation, stmt.find('\n', allocation) - allocation).find("s0.xo") == std::string::npos);
+    check_against(by.realize<float>({w, h}, host), reference);
+  }
+
+  SECTION("hoisted outside every loop, with a slid and folded producer") {
+    auto [rx, ry] = program.funcs("hoist", "_serial_root");
+    ry.split(y, yo, yi, 16);
+    rx.store_at(ry, yo).compute_at(ry, yi).fold_storage(y, 4).hoist_storage_root().vectorize(x, 8);
+    const std::string stmt = Pipeline(ry).lowered_stmt(host);
+    INFO(stmt);
+    CHECK(stmt.find("allocate hoist_bx_serial_root[") < stmt.find("for (hoist_by_serial_root.s0.yo"));
+    check_against(ry.realize<float>({w, h}, host), reference);
+  }
+
+  SECTION("errors: a parallel loop between, a loop not around the storage, no storage") {
+    auto [px, py] = program.funcs("hoist", "_parallel");
+    py.split(y, yo, yi, 8).parallel(yo);
+    px.compute_at(py, yi).hoist_storage_root();
+    CHECK_THROWS_WITH(py.realize<float>({w, h}, host),
+                      Catch::Contains("hoist_storage of Func hoist_bx_parallel at root: its storage would be shared by "
+                                      "the iterations of loop hoist_by_parallel.s0.yo (parallel)"));
+    auto [ix, iy] = program.funcs("hoist", "_inside");
+    iy.split(y, yo, yi, 8);
+    ix.compute_at(iy, yo).hoist_storage(iy, yi);
+    CHECK_THROWS_WITH(iy.realize<float>({w, h}, host),
+                      Catch::Contains("hoist_storage of Func hoist_bx_inside at hoist_by_inside.yi: that loop is not "
+                                      "around its storage (stored at hoist_by_inside.yo)"));
+    auto [nx, ny] = program.funcs("hoist", "_inlined");
+    nx.hoist_storage_root();
+    CHECK_THROWS_WITH(ny.realize<float>({w, h}, host), Catch::Contains("it has no storage of its own to hoist"));
+    CHECK_THROWS_WITH(nx.hoist_storage(nx, x), Catch::Contains("cannot hoist its storage to its own loop x"));
+  }
+}
