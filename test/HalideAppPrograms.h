@@ -170,6 +170,80 @@ inline double unsharpReference(const Buffer<float> &in, int i, int j, int k) {
   return (2 * gray(i, j) - blurX) / gray(i, j) * in(i, j, k);
 }
 
+/// apps/iir_blur: a first-order IIR filter down the columns and back up, transposed, twice. The
+/// two passes share the Vars; their Funcs take a suffix each, as ptxjit refuses two Funcs of one
+/// name in a pipeline (Halide renames the second).
+struct IirBlur {
+  ImageParam Input{Float(32), 3, "iir_input"};
+  Param<float> Alpha{"alpha"};
+  Var x{"x"}, y{"y"}, c{"c"};
+  Func Output;
+
+  bool ForGPU;
+
+  Func blurColumnsTransposed(Func input, Expr height, const std::string &pass) {
+    Func blur("blur" + pass);
+    blur(x, y, c) = undef<float>();
+    blur(x, 0, c) = input(x, 0, c);
+    RDom ry(1, height - 1);
+    blur(x, ry, c) = (1 - Alpha) * blur(x, ry - 1, c) + Alpha * input(x, ry, c);
+    Expr flipped = height - ry - 1;
+    blur(x, flipped, c) = (1 - Alpha) * blur(x, flipped + 1, c) + Alpha * blur(x, flipped, c);
+    Func transpose("transpose" + pass);
+    transpose(x, y, c) = blur(y, x, c);
+    if (ForGPU) {
+      // The app's CUDA schedule: a block per 32 columns of a channel, its 32 lanes a column each;
+      // blur in heap storage at the block, read through a wrapper padded to 33 columns.
+      Var xi("xi"), yi("yi");
+      transpose.compute_root().tile(x, y, xi, yi, 32, 32).gpu_blocks(y, c).gpu_lanes(xi);
+      blur.compute_at(transpose, y).store_in(MemoryType::Heap).gpu_lanes(x);
+      blur.update(0).gpu_lanes(x);
+      blur.update(1).unroll(ry, 8).gpu_lanes(x);
+      blur.update(2).unroll(ry, 8).gpu_lanes(x);
+      blur.in().align_storage(x, 33).compute_at(transpose, x).gpu_lanes(x);
+      return transpose;
+    }
+    // The app's CPU schedule, natural vector size 8, with Halide's default tails (ptxjit's
+    // guard). blur's update loops over x are vectorized by 8: vectorized whole, as the app
+    // does, their extent (32) is not found constant through the fused loop t.
+    Var xo("xo"), yo("yo"), t("t"), yi("yi");
+    transpose.compute_root().tile(x, y, xo, yo, x, y, 8, 8 * 4, TailStrategy::ShiftInward).split(y, y, yi, 8, TailStrategy::ShiftInward).vectorize(yi).vectorize(x).fuse(yo, c, t).parallel(t);
+    blur.compute_at(transpose, t);
+    blur.update(0).unscheduled();
+    blur.update(1).reorder(x, ry).vectorize(x, 8);
+    blur.update(2).reorder(x, ry).vectorize(x, 8);
+    return transpose;
+  }
+
+  IirBlur(int width, int height, bool forGPU = false) : ForGPU(forGPU) {
+    Output = blurColumnsTransposed(blurColumnsTransposed(Input, Input.height(), "_columns"), Input.width(), "_rows");
+    Input.dim(0).set_bounds(0, width).set_stride(1);
+    Input.dim(1).set_bounds(0, height).set_stride(width);
+    Input.dim(2).set_bounds(0, 3).set_stride(width * height);
+  }
+};
+
+/// The IIR filter down each column and back up, then transposed: the app's pass in plain C++.
+inline std::vector<float> iirPassReference(const std::vector<float> &in, int w, int h, float alpha) {
+  std::vector<float> blur(in.size()), out(in.size());
+  for (int k = 0; k < 3; ++k) {
+    auto at = [&](int i, int j) { return (static_cast<size_t>(k) * h + j) * w + i; };
+    for (int i = 0; i < w; ++i) {
+      blur[at(i, 0)] = in[at(i, 0)];
+      for (int j = 1; j < h; ++j)
+        blur[at(i, j)] = (1 - alpha) * blur[at(i, j - 1)] + alpha * in[at(i, j)];
+      for (int r = 1; r < h; ++r) {
+        const int j = h - r - 1;
+        blur[at(i, j)] = (1 - alpha) * blur[at(i, j + 1)] + alpha * blur[at(i, j)];
+      }
+    }
+    for (int j = 0; j < h; ++j)
+      for (int i = 0; i < w; ++i)
+        out[(static_cast<size_t>(k) * w + i) * h + j] = blur[at(i, j)];
+  }
+  return out;
+}
+
 } // namespace ptxjit::test
 
 #endif

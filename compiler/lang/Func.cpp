@@ -881,6 +881,10 @@ Stage &Stage::gpu_threads(const VarOrRVar &x) {
   return *this;
 }
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) { return gpu_threads(x).gpu_threads(y); }
+Stage &Stage::gpu_lanes(const VarOrRVar &x) {
+  setForType(schedule(), name(), "gpu_lanes", x, ForType::GPUThread);
+  return *this;
+}
 Stage &Stage::gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z) {
   return gpu_threads(x).gpu_threads(y).gpu_threads(z);
 }
@@ -1232,6 +1236,10 @@ Func &Func::gpu_blocks(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &
 }
 Func &Func::gpu_threads(const VarOrRVar &x) {
   pureStage(Contents, "gpu_threads").gpu_threads(x);
+  return *this;
+}
+Func &Func::gpu_lanes(const VarOrRVar &x) {
+  pureStage(Contents, "gpu_lanes").gpu_lanes(x);
   return *this;
 }
 Func &Func::gpu_threads(const VarOrRVar &x, const VarOrRVar &y) {

@@ -59,10 +59,12 @@ class BlockHeapSlices : public IRMutator {
   struct Hoisted {
     std::string name;
     std::vector<Type> types;
-    std::vector<int64_t> extents;
+    std::vector<Expr> extents; // in names outside the kernel
   };
   std::map<std::string, Expr> LetValues; // the lets around the code, written out (size-limited)
   std::vector<BlockLoop> Blocks;         // the block loops around the code, outermost first
+  std::vector<std::string> KernelNames;  // the lets and loops of the kernel around the code
+  Scope LargeLetRanges;                   // bounds of the kernel's lets too large to write out
   int KernelBlockLoops = 0, ThreadDepth = 0;
   std::vector<Hoisted> Slices; // of the kernel being mutated
   Expr GridSize;               // its number of blocks, in names outside it
@@ -78,7 +80,43 @@ class BlockHeapSlices : public IRMutator {
       LetValues.erase(op->name);
     else
       LetValues[op->name] = value;
-    return IRMutator::visit(op);
+    if (Blocks.empty())
+      return IRMutator::visit(op);
+    ScopedEntry<Interval> range(LargeLetRanges, op->name);
+    LargeLetRanges.erase(op->name);
+    if (!LetValues.count(op->name))
+      LargeLetRanges[op->name] = bounds_of_expr_in_scope(value, kernelScope());
+    KernelNames.push_back(op->name);
+    Stmt result = IRMutator::visit(op);
+    KernelNames.pop_back();
+    return result;
+  }
+
+  // The block loops' ranges and the large lets' bounds, in names outside the kernel.
+  Scope kernelScope() const {
+    Scope scope = LargeLetRanges;
+    for (const BlockLoop &b : Blocks)
+      scope[b.name] = {b.min, simplify(Sub::make(Add::make(b.min, b.extent), make_one(Int(32))))};
+    return scope;
+  }
+
+  // A bound of a tile's extent over every block, in names outside the kernel: a constant where
+  // one bounds it, else an expression the host computes before the launch (an image's height).
+  Expr sliceExtent(const std::string &func, const Expr &extent) const {
+    Expr e = simplify_for_bounds(expand(extent));
+    if (auto bound = constant_upper_bound(e))
+      return make_const(Int(32), std::max<int64_t>(*bound, 1));
+    Expr bound = bounds_of_expr_in_scope(e, kernelScope()).max;
+    if (bound.defined())
+      bound = simplify(bound);
+    for (const std::string &name : KernelNames)
+      if (bound.defined() && uses_variable(bound, name))
+        bound = Expr();
+    if (!bound.defined())
+      throw CompileError("Func " + func + " is stored in the heap at a gpu_blocks loop, where each block takes "
+                         "a slice of one allocation, but its extent " + to_string(extent) +
+                         " has no bound outside the kernel; split the loops by constant factors (e.g. gpu_tile)");
+    return simplify(Max::make(bound, make_one(Int(32))));
   }
 
   Stmt visit(const For *op) override {
@@ -91,9 +129,14 @@ class BlockHeapSlices : public IRMutator {
     }
     if (op->for_type == ForType::GPUBlock)
       Blocks.push_back({op->name, expand(op->min), expand(op->extent)});
+    const bool inKernel = !Blocks.empty();
+    if (inKernel)
+      KernelNames.push_back(op->name);
     ThreadDepth += op->for_type == ForType::GPUThread;
     Stmt result = IRMutator::visit(op);
     ThreadDepth -= op->for_type == ForType::GPUThread;
+    if (inKernel)
+      KernelNames.pop_back();
     // The block's index under a name of its own: a split's let may rebind the loop's name.
     if (op->for_type == ForType::GPUBlock) {
       const auto *loop = result.as<For>();
@@ -107,8 +150,8 @@ class BlockHeapSlices : public IRMutator {
     // The slices of every block, around the kernel: the grid's size, from its loops' extents.
     for (const Hoisted &h : Slices) {
       Region bounds;
-      for (int64_t e : h.extents)
-        bounds.push_back({make_zero(Int(32)), make_const(Int(32), e)});
+      for (const Expr &e : h.extents)
+        bounds.push_back({make_zero(Int(32)), e});
       bounds.push_back({make_zero(Int(32)), GridSize});
       result = Realize::make(h.name, h.types, bounds, result, MemoryType::Heap);
     }
@@ -124,14 +167,8 @@ class BlockHeapSlices : public IRMutator {
                          ", outside the kernel's inner block loops: blocks would share it; store it at the "
                          "innermost gpu_blocks loop");
     Hoisted h{op->name, op->types, {}};
-    for (const Range &r : op->bounds) {
-      auto bound = constant_upper_bound(simplify_for_bounds(expand(r.extent)));
-      if (!bound)
-        throw CompileError("Func " + op->name + " is stored in the heap at a gpu_blocks loop, where each block takes "
-                           "a slice of one allocation, but its extent " + to_string(r.extent) +
-                           " has no constant bound; split the loops by constant factors (e.g. gpu_tile)");
-      h.extents.push_back(std::max<int64_t>(*bound, 1));
-    }
+    for (const Range &r : op->bounds)
+      h.extents.push_back(sliceExtent(op->name, r.extent));
     // The block's linear index, x fastest: the innermost block loop varies fastest.
     Expr block = make_zero(Int(32)), stride = make_one(Int(32));
     for (auto it = Blocks.rbegin(); it != Blocks.rend(); ++it) {

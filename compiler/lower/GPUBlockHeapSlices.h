@@ -5,9 +5,9 @@
 // tile each block shares among its threads, as shared memory would be, but in device memory:
 // for tiles past what shared memory holds. Its storage moves out of the kernel, one slice for
 // each block, taken from the device pool before the launch (a dimension of the block's linear
-// index added); inside the kernel each block addresses its own slice. The slice has the tile's
-// constant bound in each dimension; the Func must be stored inside all of the kernel's block
-// loops. Otherwise a CompileError names the Func and what is missing.
+// index added); inside the kernel each block addresses its own slice. The slice has a bound of
+// the tile's extent over the blocks in each dimension (a constant, or what the host computes
+// before the launch); the Func must be stored inside all of the kernel's block loops. Otherwise a CompileError names the Func and what is missing.
 
 #include "ir/IR.h"
 

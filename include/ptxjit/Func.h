@@ -137,6 +137,9 @@ public:
   Stage &gpu_threads(const VarOrRVar &x);
   Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
   Stage &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+  /// Halide's gpu_lanes: the lanes of a warp, which are the block's threads along x:
+  /// gpu_threads(x). (Halide's warp shuffles between lanes are not made.)
+  Stage &gpu_lanes(const VarOrRVar &x);
   /// Splits x (and y, z) into blocks of tx (by ty, by tz) threads: bx, by, bz over the grid, tx,
   /// ty, tz in a block.
   Stage &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, Expr xsize,
@@ -329,6 +332,7 @@ public:
   Func &gpu_threads(const VarOrRVar &x);
   Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y);
   Func &gpu_threads(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &z);
+  Func &gpu_lanes(const VarOrRVar &x);
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &bx, const VarOrRVar &tx, Expr xsize,
                  TailStrategy tail = TailStrategy::Auto);
   Func &gpu_tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &bx, const VarOrRVar &by,

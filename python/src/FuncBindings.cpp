@@ -128,6 +128,7 @@ template <typename T> void bindLoopSchedules(nb::class_<T> &c) {
     default: throw nb::type_error("gpu_threads takes one to three loop variables");
     }
   });
+  c.def("gpu_lanes", [](T &s, nb::handle var) { return s.gpu_lanes(loopVariable(var)); }, nb::arg("var"));
   c.def(
       "gpu_tile",
       [](T &s, nb::args args, TailStrategy tail) {

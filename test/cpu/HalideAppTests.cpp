@@ -1,5 +1,5 @@
 // Halide's apps (github.com/halide/Halide, apps/) under their hand-written CPU schedules, each
-// checked against plain C++ on fresh random data (HalideAppPrograms.h; the IIR blur is here).
+// checked against plain C++ on fresh random data (HalideAppPrograms.h).
 // They are the programs Halide users write every day: boundary conditions, LUTs, RDoms over
 // data-dependent extents, slid and folded storage, vectorized and parallel loops.
 
@@ -27,70 +27,6 @@ TEST_CASE("Halide's max filter under its CPU schedule matches plain C++", "[cpu]
   const std::vector<float> expected = maxFilterReference(in, radius);
   check_against(out, [&](const std::vector<int> &p) { return expected[(static_cast<size_t>(p[2]) * h + p[1]) * w + p[0]]; }, 0);
 }
-
-namespace {
-
-/// apps/iir_blur: a first-order IIR filter down the columns and back up, transposed, twice. The
-/// two passes share the Vars; their Funcs take a suffix each, as ptxjit refuses two Funcs of one
-/// name in a pipeline (Halide renames the second).
-struct IirBlur {
-  ImageParam Input{Float(32), 3, "iir_input"};
-  Param<float> Alpha{"alpha"};
-  Var x{"x"}, y{"y"}, c{"c"};
-  Func Output;
-
-  Func blurColumnsTransposed(Func input, Expr height, const std::string &pass) {
-    Func blur("blur" + pass);
-    blur(x, y, c) = undef<float>();
-    blur(x, 0, c) = input(x, 0, c);
-    RDom ry(1, height - 1);
-    blur(x, ry, c) = (1 - Alpha) * blur(x, ry - 1, c) + Alpha * input(x, ry, c);
-    Expr flipped = height - ry - 1;
-    blur(x, flipped, c) = (1 - Alpha) * blur(x, flipped + 1, c) + Alpha * blur(x, flipped, c);
-    Func transpose("transpose" + pass);
-    transpose(x, y, c) = blur(y, x, c);
-    // The app's CPU schedule, natural vector size 8, with Halide's default tails (ptxjit's
-    // guard). blur's update loops over x are vectorized by 8: vectorized whole, as the app
-    // does, their extent (32) is not found constant through the fused loop t.
-    Var xo("xo"), yo("yo"), t("t"), yi("yi");
-    transpose.compute_root().tile(x, y, xo, yo, x, y, 8, 8 * 4, TailStrategy::ShiftInward).split(y, y, yi, 8, TailStrategy::ShiftInward).vectorize(yi).vectorize(x).fuse(yo, c, t).parallel(t);
-    blur.compute_at(transpose, t);
-    blur.update(0).unscheduled();
-    blur.update(1).reorder(x, ry).vectorize(x, 8);
-    blur.update(2).reorder(x, ry).vectorize(x, 8);
-    return transpose;
-  }
-
-  IirBlur(int width, int height) {
-    Output = blurColumnsTransposed(blurColumnsTransposed(Input, Input.height(), "_columns"), Input.width(), "_rows");
-    Input.dim(0).set_bounds(0, width).set_stride(1);
-    Input.dim(1).set_bounds(0, height).set_stride(width);
-    Input.dim(2).set_bounds(0, 3).set_stride(width * height);
-  }
-};
-
-/// The IIR filter down each column and back up, then transposed: the app's pass in plain C++.
-std::vector<float> iirPassReference(const std::vector<float> &in, int w, int h, float alpha) {
-  std::vector<float> blur(in.size()), out(in.size());
-  for (int k = 0; k < 3; ++k) {
-    auto at = [&](int i, int j) { return (static_cast<size_t>(k) * h + j) * w + i; };
-    for (int i = 0; i < w; ++i) {
-      blur[at(i, 0)] = in[at(i, 0)];
-      for (int j = 1; j < h; ++j)
-        blur[at(i, j)] = (1 - alpha) * blur[at(i, j - 1)] + alpha * in[at(i, j)];
-      for (int r = 1; r < h; ++r) {
-        const int j = h - r - 1;
-        blur[at(i, j)] = (1 - alpha) * blur[at(i, j + 1)] + alpha * blur[at(i, j)];
-      }
-    }
-    for (int j = 0; j < h; ++j)
-      for (int i = 0; i < w; ++i)
-        out[(static_cast<size_t>(k) * w + i) * h + j] = blur[at(i, j)];
-  }
-  return out;
-}
-
-} // namespace
 
 TEST_CASE("Halide's unsharp mask under its CPU schedule matches plain C++", "[cpu][pipeline]") {
   const uint32_t seed = fresh_seed();

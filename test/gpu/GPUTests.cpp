@@ -2473,3 +2473,20 @@ TEST_CASE("Halide's max filter and unsharp mask under their GPU schedules match 
     check_against(out, [&](const std::vector<int> &p) { return unsharpReference(in, p[0], p[1], p[2]); }, 1e-4);
   }
 }
+
+TEST_CASE("Halide's IIR blur under its CUDA schedule matches plain C++", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 96, h = 64;
+  Buffer<float> in(w, h, 3);
+  fill_random(in, seed, 0.0, 1.0);
+  IirBlur app(w, h, /*forGPU=*/true);
+  app.Input.set(in);
+  app.Alpha.set(0.1f);
+  Buffer<float> out = onGPU(app.Output).realize<float>({w, h, 3});
+  copy_to_host(out);
+  std::vector<float> values(in.data(), in.data() + static_cast<size_t>(w) * h * 3);
+  const std::vector<float> expected = iirPassReference(iirPassReference(values, w, h, 0.1f), h, w, 0.1f);
+  check_against(out, [&](const std::vector<int> &p) { return expected[(static_cast<size_t>(p[2]) * h + p[1]) * w + p[0]]; }, 1e-5);
+}

@@ -977,3 +977,12 @@ TEST_CASE("PTX for Halide's max filter and unsharp mask under their GPU schedule
   CHECK_THAT(unsharpPTX, Catch::Contains("bar.sync")); // gray and blur_y in shared memory
   CHECK(assemble(unsharpPTX, "sm_80").empty());
 }
+
+TEST_CASE("PTX for Halide's IIR blur under its CUDA schedule: lanes, heap storage at blocks, a padded wrapper",
+          "[ptx]") {
+  test::IirBlur app(96, 64, /*forGPU=*/true);
+  const std::string ptx = Pipeline(app.Output).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK(occurrences(ptx, ".entry ") == 2); // one kernel a pass
+  CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 1, 1"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
