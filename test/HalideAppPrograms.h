@@ -244,6 +244,91 @@ inline std::vector<float> iirPassReference(const std::vector<float> &in, int w, 
   return out;
 }
 
+/// apps/stencil_chain: `stages` 5x5 stencils of uint16 in a row, each of the one before, from an
+/// edge-repeated input. The CPU schedule computes groups of 11 stages in parallel tiles, each
+/// stage but the group's last slid down the tile's rows.
+struct StencilChain {
+  ImageParam Input{UInt(16), 2, "stencil_input"};
+  std::vector<Func> Stages;
+  Func Output{"stencil_chain"};
+  Var x{"x"}, y{"y"};
+  int Width, Height;
+
+  StencilChain(int stages, int width, int height) : Width(width), Height(height) {
+    Stages.push_back(BoundaryConditions::repeat_edge(Input));
+    for (int s = 0; s < stages; s++) {
+      Func f("stage_" + std::to_string(s));
+      Expr e = cast<uint16_t>(0);
+      for (int i = -2; i <= 2; i++)
+        for (int j = -2; j <= 2; j++)
+          e += ((i + 3) * (j + 3)) * Stages.back()(x + i, y + j);
+      f(x, y) = e;
+      Stages.push_back(f);
+    }
+    Output(x, y) = Stages.back()(x, y);
+  }
+
+  void scheduleForCPU() {
+    const int groupSize = 11, last = static_cast<int>(Stages.size()) - 1;
+    Var yi("yi"), yo("yo"), xo("xo"), xi("xi"), t("t");
+    for (int j = last; j > 0; j -= groupSize) {
+      Func out = j == last ? Output : Stages[j];
+      const int expansion = 4 * (last - j);
+      out.compute_root()
+          .tile(x, y, xo, yo, xi, yi, (Width + expansion) / 4, (Height + expansion) / 4)
+          .fuse(xo, yo, t)
+          .parallel(t)
+          .vectorize(xi, 16);
+      for (int i = std::max(0, j - groupSize + 1); i < j; i++)
+        Stages[i].store_at(out, t).compute_at(out, yi).vectorize(Stages[i].args()[0], 16);
+    }
+  }
+
+  /// The app's GPU schedule: every stage a kernel of 60x12 tiles, 2x2 points a thread, reading
+  /// the stage before through a wrapper staged in shared memory and one in registers.
+  void scheduleForGPU() {
+    Var xi("xi"), yi("yi"), xii("xii"), yii("yii");
+    std::vector<Func> stages = Stages;
+    stages.pop_back(); // the second-last stage is inlined into the output
+    stages.push_back(Output);
+    for (size_t i = 1; i < stages.size(); i++) {
+      Func &s = stages[i];
+      Func prev = stages[i - 1];
+      const Var sx = s.args()[0], sy = s.args()[1];
+      s.compute_root().gpu_tile(sx, sy, xi, yi, 30 * 2, 12).tile(xi, yi, xii, yii, 2, 2).unroll(xii).unroll(yii);
+      prev.in().compute_at(s, sx).tile(prev.args()[0], prev.args()[1], xi, yi, 2, 2).vectorize(xi).unroll(yi)
+          .gpu_threads(prev.args()[0], prev.args()[1]);
+      prev.in().in().compute_at(s, xi).vectorize(prev.args()[0], 2).unroll(prev.args()[0]).unroll(prev.args()[1]);
+    }
+  }
+};
+
+/// The stencil chain in plain C++ over the output's region, each stage over its reach.
+inline std::vector<uint16_t> stencilChainReference(const Buffer<uint16_t> &in, int stages) {
+  const int w = in.width(), h = in.height();
+  int margin = 2 * stages;
+  auto at = [](int i, int j, int width, int m) { return static_cast<size_t>(j + m) * (width + 2 * m) + (i + m); };
+  std::vector<uint16_t> current((w + 2 * margin) * static_cast<size_t>(h + 2 * margin));
+  for (int j = -margin; j < h + margin; ++j)
+    for (int i = -margin; i < w + margin; ++i)
+      current[at(i, j, w, margin)] = in(std::clamp(i, 0, w - 1), std::clamp(j, 0, h - 1));
+  for (int s = 0; s < stages; ++s) {
+    const int m = margin - 2;
+    std::vector<uint16_t> next((w + 2 * m) * static_cast<size_t>(h + 2 * m));
+    for (int j = -m; j < h + m; ++j)
+      for (int i = -m; i < w + m; ++i) {
+        uint16_t e = 0;
+        for (int a = -2; a <= 2; ++a)
+          for (int b = -2; b <= 2; ++b)
+            e = static_cast<uint16_t>(e + static_cast<uint16_t>((a + 3) * (b + 3)) * current[at(i + a, j + b, w, margin)]);
+        next[at(i, j, w, m)] = e;
+      }
+    current = std::move(next);
+    margin = m;
+  }
+  return current;
+}
+
 } // namespace ptxjit::test
 
 #endif

@@ -131,3 +131,17 @@ TEST_CASE("Halide's non-local means under its CPU schedule matches plain C++", "
     return std::clamp(sums[p[2]] / sums[3], 0.0, 1.0);
   }, 1e-3);
 }
+
+TEST_CASE("Halide's stencil chain under its CPU schedule matches plain C++", "[cpu][pipeline]") {
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 96, h = 64, stages = 13;
+  Buffer<uint16_t> in(w, h);
+  fill_random(in, seed, 0, 65535);
+  StencilChain app(stages, w, h);
+  app.scheduleForCPU();
+  app.Input.set(in);
+  const Buffer<uint16_t> out = app.Output.realize<uint16_t>({w, h}, Target("host"));
+  const std::vector<uint16_t> expected = stencilChainReference(in, stages);
+  check_against(out, [&](const std::vector<int> &p) { return expected[static_cast<size_t>(p[1]) * w + p[0]]; });
+}

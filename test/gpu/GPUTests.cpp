@@ -2490,3 +2490,19 @@ TEST_CASE("Halide's IIR blur under its CUDA schedule matches plain C++", "[gpu]"
   const std::vector<float> expected = iirPassReference(iirPassReference(values, w, h, 0.1f), h, w, 0.1f);
   check_against(out, [&](const std::vector<int> &p) { return expected[(static_cast<size_t>(p[2]) * h + p[1]) * w + p[0]]; }, 1e-5);
 }
+
+TEST_CASE("Halide's stencil chain under its GPU schedule matches plain C++", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 150, h = 53, stages = 6;
+  Buffer<uint16_t> in(w, h);
+  fill_random(in, seed, 0, 65535);
+  StencilChain app(stages, w, h);
+  app.scheduleForGPU();
+  app.Input.set(in);
+  Buffer<uint16_t> out = onGPU(app.Output).realize<uint16_t>({w, h});
+  copy_to_host(out);
+  const std::vector<uint16_t> expected = stencilChainReference(in, stages);
+  check_against(out, [&](const std::vector<int> &p) { return expected[static_cast<size_t>(p[1]) * w + p[0]]; });
+}

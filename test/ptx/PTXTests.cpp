@@ -986,3 +986,13 @@ TEST_CASE("PTX for Halide's IIR blur under its CUDA schedule: lanes, heap storag
   CHECK_THAT(ptx, Catch::Contains(".reqntid 32, 1, 1"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("PTX for Halide's stencil chain under its GPU schedule: nested wrappers in shared memory and registers",
+          "[ptx]") {
+  test::StencilChain app(4, 120, 48);
+  app.scheduleForGPU();
+  const std::string ptx = Pipeline(app.Output).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  CHECK(occurrences(ptx, ".entry ") == 4); // one kernel a stage, the last inlined into the output
+  CHECK_THAT(ptx, Catch::Contains("bar.sync"));
+  CHECK(assemble(ptx, "sm_80").empty());
+}
