@@ -8,8 +8,10 @@
 #include "ptxjit.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -328,6 +330,168 @@ inline std::vector<uint16_t> stencilChainReference(const Buffer<uint16_t> &in, i
   }
   return current;
 }
+
+/// apps/interpolate: fills pixels of low alpha from a pyramid of premultiplied downsamples,
+/// upsampled and blended back level by level, then normalized by alpha.
+struct Interpolate {
+  ImageParam Input{Float(32), 3, "interpolate_input"};
+  std::vector<Func> Downsampled, DownX, Interpolated, Upsampled, UpsampledX;
+  Func Normalize{"normalize"};
+  Var x{"x"}, y{"y"}, c{"c"};
+  int Levels;
+
+  static std::vector<Func> funcs(const std::string &name, int size) {
+    std::vector<Func> result;
+    for (int i = 0; i < size; i++)
+      result.emplace_back(name + "_" + std::to_string(i));
+    return result;
+  }
+
+  explicit Interpolate(int levels)
+      : Downsampled(funcs("downsampled", levels)), DownX(funcs("downx", levels)),
+        Interpolated(funcs("interpolated", levels)), Upsampled(funcs("upsampled", levels)),
+        UpsampledX(funcs("upsampledx", levels)), Levels(levels) {
+    Input.dim(2).set_bounds(0, 4);
+    Func clamped = BoundaryConditions::repeat_edge(Input);
+    Downsampled[0](x, y, c) = select(c < 3, clamped(x, y, c) * clamped(x, y, 3), clamped(x, y, 3));
+    for (int l = 1; l < levels; ++l) {
+      Func prev = Downsampled[l - 1];
+      if (l == 4) {
+        Expr w = Input.width() / (1 << (l - 1)), h = Input.height() / (1 << (l - 1));
+        prev = lambda(x, y, c, prev(clamp(x, 0, w), clamp(y, 0, h), c));
+      }
+      DownX[l](x, y, c) = (prev(x * 2 - 1, y, c) + 2.0f * prev(x * 2, y, c) + prev(x * 2 + 1, y, c)) * 0.25f;
+      Downsampled[l](x, y, c) =
+          (DownX[l](x, y * 2 - 1, c) + 2.0f * DownX[l](x, y * 2, c) + DownX[l](x, y * 2 + 1, c)) * 0.25f;
+    }
+    Interpolated[levels - 1](x, y, c) = Downsampled[levels - 1](x, y, c);
+    for (int l = levels - 2; l >= 0; --l) {
+      UpsampledX[l](x, y, c) = (Interpolated[l + 1](x / 2, y, c) + Interpolated[l + 1]((x + 1) / 2, y, c)) / 2.0f;
+      Upsampled[l](x, y, c) = (UpsampledX[l](x, y / 2, c) + UpsampledX[l](x, (y + 1) / 2, c)) / 2.0f;
+      Expr alpha = 1.0f - Downsampled[l](x, y, 3);
+      Interpolated[l](x, y, c) = Downsampled[l](x, y, c) + alpha * Upsampled[l](x, y, c);
+    }
+    Normalize(x, y, c) = Interpolated[0](x, y, c) / Interpolated[0](x, y, 3);
+  }
+
+  void scheduleForCPU() {
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
+    for (int l = 1; l < Levels - 1; ++l)
+      Downsampled[l].compute_root().never_partition(x).reorder(x, c, y).split(y, yo, yi, 8).parallel(yo).vectorize(x, 8);
+    Downsampled[0]
+        .clone_in(DownX[1])
+        .store_at(Downsampled[1], yo)
+        .compute_at(Downsampled[1], yi)
+        .reorder(c, x, y)
+        .unroll(c)
+        .vectorize(x, 8)
+        .never_partition(y);
+    Normalize.bound(x, 0, Input.width())
+        .bound(y, 0, Input.height())
+        .bound(c, 0, 3)
+        .never_partition(y)
+        .split(x, xo, xi, 8)
+        .split(y, yo, yi, 32)
+        .reorder(xi, c, xo, yi, yo)
+        .unroll(c)
+        .vectorize(xi)
+        .parallel(yo);
+    for (int l = 1; l < Levels; l++)
+      Interpolated[l].store_at(Normalize, yo).compute_at(Normalize, yi).never_partition_all().vectorize(x, 8);
+  }
+
+  void scheduleForGPU() {
+    Var xi("xi"), yi("yi"), xii("xii"), yii("yii");
+    Normalize.never_partition_all()
+        .bound(x, 0, Input.width())
+        .bound(y, 0, Input.height())
+        .bound(c, 0, 3)
+        .reorder(c, x, y)
+        .tile(x, y, xi, yi, 32, 32, TailStrategy::RoundUp)
+        .tile(xi, yi, xii, yii, 2, 2)
+        .gpu_blocks(x, y)
+        .gpu_threads(xi, yi)
+        .unroll(xii)
+        .unroll(yii)
+        .unroll(c);
+    for (int l = 1; l < Levels; l++)
+      Downsampled[l].compute_root().never_partition_all().reorder(c, x, y).unroll(c).gpu_tile(x, y, xi, yi, 16, 16);
+    for (int l = 3; l < Levels; l += 2)
+      Interpolated[l]
+          .compute_root()
+          .never_partition_all()
+          .reorder(c, x, y)
+          .tile(x, y, xi, yi, 32, 32, TailStrategy::RoundUp)
+          .tile(xi, yi, xii, yii, 2, 2)
+          .gpu_blocks(x, y)
+          .gpu_threads(xi, yi)
+          .unroll(xii)
+          .unroll(yii)
+          .unroll(c);
+    UpsampledX[1].compute_at(Normalize, x).never_partition_all().reorder(c, x, y).tile(x, y, xi, yi, 2, 1).unroll(xi)
+        .unroll(yi).unroll(c).gpu_threads(x, y);
+    Interpolated[1].compute_at(Normalize, x).never_partition_all().reorder(c, x, y).tile(x, y, xi, yi, 2, 2).unroll(xi)
+        .unroll(yi).unroll(c).gpu_threads(x, y);
+    Interpolated[2].compute_at(Normalize, x).never_partition_all().reorder(c, x, y).unroll(c).gpu_threads(x, y);
+  }
+};
+
+/// The interpolation in plain C++, each Func a memoized function of its coordinates.
+class InterpolateReference {
+public:
+  InterpolateReference(const Buffer<float> &in, int levels) : In(in), Levels(levels) {}
+
+  float normalized(int i, int j, int k) { return interpolated(0, i, j, k) / interpolated(0, i, j, 3); }
+
+private:
+  const Buffer<float> &In;
+  int Levels;
+  std::map<std::array<int, 4>, float> Down, Interp;
+
+  static int floorDiv2(int v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+  float clamped(int i, int j, int k) const {
+    return In(std::clamp(i, 0, In.width() - 1), std::clamp(j, 0, In.height() - 1), k);
+  }
+  float downsampled(int l, int i, int j, int k) {
+    auto key = std::array<int, 4>{l, i, j, k};
+    if (auto it = Down.find(key); it != Down.end())
+      return it->second;
+    float v;
+    if (l == 0) {
+      v = k < 3 ? clamped(i, j, k) * clamped(i, j, 3) : clamped(i, j, 3);
+    } else {
+      auto prev = [&](int a, int b) {
+        if (l == 4) {
+          const int w = In.width() / (1 << (l - 1)), h = In.height() / (1 << (l - 1));
+          a = std::clamp(a, 0, w);
+          b = std::clamp(b, 0, h);
+        }
+        return downsampled(l - 1, a, b, k);
+      };
+      auto downx = [&](int b) { return (prev(i * 2 - 1, b) + 2.0f * prev(i * 2, b) + prev(i * 2 + 1, b)) * 0.25f; };
+      v = (downx(j * 2 - 1) + 2.0f * downx(j * 2) + downx(j * 2 + 1)) * 0.25f;
+    }
+    return Down[key] = v;
+  }
+  float interpolated(int l, int i, int j, int k) {
+    auto key = std::array<int, 4>{l, i, j, k};
+    if (auto it = Interp.find(key); it != Interp.end())
+      return it->second;
+    float v;
+    if (l == Levels - 1) {
+      v = downsampled(l, i, j, k);
+    } else {
+      auto upx = [&](int b) {
+        return (interpolated(l + 1, floorDiv2(i), b, k) + interpolated(l + 1, floorDiv2(i + 1), b, k)) / 2.0f;
+      };
+      const float up = (upx(floorDiv2(j)) + upx(floorDiv2(j + 1))) / 2.0f;
+      const float alpha = 1.0f - downsampled(l, i, j, 3);
+      v = downsampled(l, i, j, k) + alpha * up;
+    }
+    return Interp[key] = v;
+  }
+};
 
 } // namespace ptxjit::test
 

@@ -772,6 +772,21 @@ Stage &Stage::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRV
   return *this;
 }
 
+Stage &Stage::never_partition(const std::vector<VarOrRVar> &vars) {
+  const StageSchedule &s = selectedSchedule();
+  for (const VarOrRVar &v : vars)
+    findDim(s, name(), "never_partition", v.name());
+  return *this;
+}
+Stage &Stage::never_partition_all() { return *this; }
+Stage &Stage::always_partition(const std::vector<VarOrRVar> &vars) {
+  const StageSchedule &s = selectedSchedule();
+  for (const VarOrRVar &v : vars)
+    findDim(s, name(), "always_partition", v.name());
+  return *this;
+}
+Stage &Stage::always_partition_all() { return *this; }
+
 Stage &Stage::reorder(const std::vector<VarOrRVar> &vars) {
   StageSchedule &s = schedule();
   std::vector<size_t> positions;
@@ -1177,6 +1192,22 @@ Func &Func::fuse(const VarOrRVar &inner, const VarOrRVar &outer, const VarOrRVar
 }
 Func &Func::rename(const VarOrRVar &old, const VarOrRVar &renamed) {
   pureStage(Contents, "rename").rename(old, renamed);
+  return *this;
+}
+Func &Func::never_partition(const std::vector<VarOrRVar> &vars) {
+  pureStage(Contents, "never_partition").never_partition(vars);
+  return *this;
+}
+Func &Func::never_partition_all() {
+  pureStage(Contents, "never_partition_all").never_partition_all();
+  return *this;
+}
+Func &Func::always_partition(const std::vector<VarOrRVar> &vars) {
+  pureStage(Contents, "always_partition").always_partition(vars);
+  return *this;
+}
+Func &Func::always_partition_all() {
+  pureStage(Contents, "always_partition_all").always_partition_all();
   return *this;
 }
 Func &Func::reorder(const std::vector<VarOrRVar> &vars) {

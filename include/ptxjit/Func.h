@@ -117,6 +117,19 @@ public:
   template <typename... Vs> Stage &reorder(const VarOrRVar &v, const Vs &...vs) {
     return reorder(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
   }
+  /// Halide's loop partitioning hints. ptxjit does not split loops into a steady state and
+  /// edges (a guarded vectorized loop's fast path for full vectors aside, which they leave as it
+  /// is): they check that the loops exist and change nothing.
+  Stage &never_partition(const std::vector<VarOrRVar> &vars);
+  template <typename... Vs> Stage &never_partition(const VarOrRVar &v, const Vs &...vs) {
+    return never_partition(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
+  }
+  Stage &never_partition_all();
+  Stage &always_partition(const std::vector<VarOrRVar> &vars);
+  template <typename... Vs> Stage &always_partition(const VarOrRVar &v, const Vs &...vs) {
+    return always_partition(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
+  }
+  Stage &always_partition_all();
   Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
               const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor,
               TailStrategy tail = TailStrategy::Auto);
@@ -314,6 +327,16 @@ public:
   template <typename... Vs> Func &reorder(const VarOrRVar &v, const Vs &...vs) {
     return reorder(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
   }
+  Func &never_partition(const std::vector<VarOrRVar> &vars);
+  template <typename... Vs> Func &never_partition(const VarOrRVar &v, const Vs &...vs) {
+    return never_partition(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
+  }
+  Func &never_partition_all();
+  Func &always_partition(const std::vector<VarOrRVar> &vars);
+  template <typename... Vs> Func &always_partition(const VarOrRVar &v, const Vs &...vs) {
+    return always_partition(std::vector<VarOrRVar>{v, VarOrRVar(vs)...});
+  }
+  Func &always_partition_all();
   Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
              const VarOrRVar &xi, const VarOrRVar &yi, Expr xfactor, Expr yfactor,
              TailStrategy tail = TailStrategy::Auto);

@@ -145,3 +145,17 @@ TEST_CASE("Halide's stencil chain under its CPU schedule matches plain C++", "[c
   const std::vector<uint16_t> expected = stencilChainReference(in, stages);
   check_against(out, [&](const std::vector<int> &p) { return expected[static_cast<size_t>(p[1]) * w + p[0]]; });
 }
+
+TEST_CASE("Halide's interpolate under its CPU schedule matches plain C++", "[cpu][pipeline]") {
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 70, h = 45, levels = 6;
+  Buffer<float> in(w, h, 4);
+  fill_random(in, seed, 0.05, 1.0);
+  Interpolate app(levels);
+  app.scheduleForCPU();
+  app.Input.set(in);
+  const Buffer<float> out = app.Normalize.realize<float>({w, h, 3}, Target("host"));
+  InterpolateReference reference(in, levels);
+  check_against(out, [&](const std::vector<int> &p) { return reference.normalized(p[0], p[1], p[2]); }, 1e-4);
+}

@@ -2506,3 +2506,20 @@ TEST_CASE("Halide's stencil chain under its GPU schedule matches plain C++", "[g
   const std::vector<uint16_t> expected = stencilChainReference(in, stages);
   check_against(out, [&](const std::vector<int> &p) { return expected[static_cast<size_t>(p[1]) * w + p[0]]; });
 }
+
+TEST_CASE("Halide's interpolate under its GPU schedule matches plain C++", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  // The output's 32x32 tiles round up (RoundUp), as the app's: its size is a multiple of 32.
+  const int w = 96, h = 64, levels = 6;
+  Buffer<float> in(w, h, 4);
+  fill_random(in, seed, 0.05, 1.0);
+  Interpolate app(levels);
+  app.scheduleForGPU();
+  app.Input.set(in);
+  Buffer<float> out = onGPU(app.Normalize).realize<float>({w, h, 3});
+  copy_to_host(out);
+  InterpolateReference reference(in, levels);
+  check_against(out, [&](const std::vector<int> &p) { return reference.normalized(p[0], p[1], p[2]); }, 1e-4);
+}

@@ -996,3 +996,12 @@ TEST_CASE("PTX for Halide's stencil chain under its GPU schedule: nested wrapper
   CHECK_THAT(ptx, Catch::Contains("bar.sync"));
   CHECK(assemble(ptx, "sm_80").empty());
 }
+
+TEST_CASE("PTX for Halide's interpolate under its GPU schedule", "[ptx]") {
+  test::Interpolate app(6);
+  app.scheduleForGPU();
+  const std::string ptx = Pipeline(app.Normalize).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+  // Five downsamples, interpolated 3 and 5 at root, and the output with its producers inside.
+  CHECK(occurrences(ptx, ".entry ") == 8);
+  CHECK(assemble(ptx, "sm_80").empty());
+}
