@@ -129,6 +129,10 @@ template <typename T> void bindLoopSchedules(nb::class_<T> &c) {
     }
   });
   c.def("gpu_lanes", [](T &s, nb::handle var) { return s.gpu_lanes(loopVariable(var)); }, nb::arg("var"));
+  c.def("never_partition", [](T &s, nb::args vars) { return s.never_partition(loopVariables(vars)); });
+  c.def("never_partition_all", [](T &s) { return s.never_partition_all(); });
+  c.def("always_partition", [](T &s, nb::args vars) { return s.always_partition(loopVariables(vars)); });
+  c.def("always_partition_all", [](T &s) { return s.always_partition_all(); });
   c.def(
       "gpu_tile",
       [](T &s, nb::args args, TailStrategy tail) {

@@ -228,6 +228,10 @@ def test_hoist_storage_allocates_once_a_row(rng):
     np.testing.assert_allclose(out, a[:, 0:32] * 2 + a[:, 1:33] * 2, rtol=1e-6)
     stmt = pj.Pipeline(f).lowered_stmt()
     assert stmt.index("allocate g[") < stmt.index("for (f.s0.xo")
+    # Halide's partitioning hints check their loops and change nothing.
+    f.never_partition(xo).always_partition_all()
+    with pytest.raises(pj.CompileError, match="never_partition of f.s0: q is not a loop"):
+        f.never_partition(pj.Var("q"))
 
 
 def test_gpu_schedule_is_lowered_for_a_cuda_target_without_a_device():
