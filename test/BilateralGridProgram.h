@@ -86,7 +86,7 @@ struct BilateralGridProgram {
 
   /// The output at (px, py), in double.
   static double reference(const Buffer<float> &image, int px, int py) {
-    const int w = image.dim(0).extent, h = image.dim(1).extent;
+    const int w = image.dim(0).extent(), h = image.dim(1).extent();
     auto clamped = [&](int i, int j) {
       return std::clamp(image.at({std::clamp(i, 0, w - 1), std::clamp(j, 0, h - 1)}), 0.0f, 1.0f);
     };

@@ -57,7 +57,7 @@ template <typename T> bool same_value(T got, T expected, int steps = 0) {
 template <typename T>
 void check_same_values(const Buffer<T> &actual, const std::function<T(int)> &reference, const char *what, int steps = 0) {
   int mismatches = 0;
-  for (int i = 0; i < actual.dim(0).extent; ++i) {
+  for (int i = 0; i < actual.dim(0).extent(); ++i) {
     T expected = reference(i), got = actual(i);
     if (!same_value(got, expected, steps) && ++mismatches <= 4)
       FAIL_CHECK(what << " at " << i << ": expected " << value_of(expected) << ", got " << value_of(got));

@@ -493,6 +493,61 @@ private:
   }
 };
 
+/// apps/conv_layer: a 3x3 convolution over CI input channels to CO outputs, plus a bias, then a
+/// ReLU; channels innermost, as the app stores them.
+struct ConvLayer {
+  ImageParam Input{Float(32), 4, "conv_input"}, Filter{Float(32), 4, "conv_filter"}, Bias{Float(32), 1, "conv_bias"};
+  Func Conv{"conv"}, Relu{"relu"};
+  Var x{"x"}, y{"y"}, c{"c"}, n{"n"};
+  RDom R;
+
+  explicit ConvLayer(int inputChannels) {
+    R = RDom(0, inputChannels, 0, 3, 0, 3);
+    Conv(c, x, y, n) = Bias(c);
+    Conv(c, x, y, n) += Filter(c, R.y, R.z, R.x) * Input(R.x, x + R.y, y + R.z, n);
+    Relu(c, x, y, n) = max(0, Conv(c, x, y, n));
+  }
+
+  /// The app's x86 schedule: 24 output channels by 4 columns a tile, accumulators unrolled.
+  void scheduleForCPU() {
+    const int vec = 8, tileW = 3, tileH = 4;
+    Var co("co"), ci("ci"), xo("xo"), xi("xi");
+    Relu.split(c, co, ci, vec * tileW)
+        .split(x, xo, xi, tileH)
+        .reorder(ci, xi, xo, y, n, co)
+        .vectorize(ci, vec)
+        .unroll(ci)
+        .unroll(xi)
+        .parallel(y)
+        .parallel(n)
+        .parallel(co);
+    Conv.compute_at(Relu, xo)
+        .vectorize(c, vec)
+        .unroll(c)
+        .unroll(x)
+        .unroll(y)
+        .update()
+        .reorder(c, x, y, R.x, R.y, R.z, n)
+        .vectorize(c, vec)
+        .unroll(c)
+        .unroll(x)
+        .unroll(y)
+        .unroll(R.x, 2);
+    Filter.in().compute_at(Conv, R.x).vectorize(_0, vec).unroll(_0).unroll(_3);
+    Input.in().compute_at(Conv, x).unroll(_0);
+  }
+
+  static float reference(const Buffer<float> &input, const Buffer<float> &filter, const Buffer<float> &bias, int oc,
+                         int i, int j, int b) {
+    float v = bias(oc);
+    for (int rz = 0; rz < 3; ++rz)
+      for (int ry = 0; ry < 3; ++ry)
+        for (int rx = 0; rx < input.dim(0).extent(); ++rx)
+          v += filter(oc, ry, rz, rx) * input(rx, i + ry, j + rz, b);
+    return std::max(0.0f, v);
+  }
+};
+
 } // namespace ptxjit::test
 
 #endif

@@ -68,10 +68,25 @@ public:
 
   bool defined() const { return Host != nullptr || Device != 0 || Viewed || !Dims.empty(); }
   int dimensions() const { return static_cast<int>(Dims.size()); }
-  const ptxjit_dimension_t &dim(int i) const { return Dims.at(i); }
-  int min(int i) const { return dim(i).min; }
-  int extent(int i) const { return dim(i).extent; }
-  int stride(int i) const { return dim(i).stride; }
+  /// One dimension's shape, as Halide's Buffer::Dimension reads it.
+  class Dimension {
+  public:
+    explicit Dimension(const ptxjit_dimension_t &d) : D(d) {}
+    int min() const { return D.min; }
+    int extent() const { return D.extent; }
+    int max() const { return D.min + D.extent - 1; }
+    int stride() const { return D.stride; }
+    /// For range loops over the coordinates: for (int x = b.dim(0).begin(); ...).
+    int begin() const { return D.min; }
+    int end() const { return D.min + D.extent; }
+
+  private:
+    ptxjit_dimension_t D;
+  };
+  Dimension dim(int i) const { return Dimension(Dims.at(i)); }
+  int min(int i) const { return Dims.at(i).min; }
+  int extent(int i) const { return Dims.at(i).extent; }
+  int stride(int i) const { return Dims.at(i).stride; }
   int width() const { return dimensions() > 0 ? extent(0) : 1; }
   int height() const { return dimensions() > 1 ? extent(1) : 1; }
   int channels() const { return dimensions() > 2 ? extent(2) : 1; }
@@ -95,7 +110,7 @@ public:
 
   /// A view of [min, min + extent) in dimension `d` sharing this allocation.
   RawBuffer cropped(int d, int min, int extent) const {
-    const ptxjit_dimension_t &old = dim(d);
+    const ptxjit_dimension_t &old = Dims.at(d);
     if (extent < 0 || min < old.min || min + extent > old.min + old.extent)
       throw std::out_of_range("Buffer::crop: [" + std::to_string(min) + ", " + std::to_string(min + extent) +
                               ") of dimension " + std::to_string(d) + " is outside [" + std::to_string(old.min) +

@@ -159,3 +159,22 @@ TEST_CASE("Halide's interpolate under its CPU schedule matches plain C++", "[cpu
   InterpolateReference reference(in, levels);
   check_against(out, [&](const std::vector<int> &p) { return reference.normalized(p[0], p[1], p[2]); }, 1e-4);
 }
+
+TEST_CASE("Halide's convolution layer under its CPU schedule matches plain C++", "[cpu][pipeline]") {
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int batch = 2, ci = 16, co = 48, w = 10, h = 7;
+  Buffer<float> input(ci, w + 2, h + 2, batch), filter(co, 3, 3, ci), bias(co);
+  fill_random(input, seed);
+  fill_random(filter, seed + 1);
+  fill_random(bias, seed + 2);
+  ConvLayer app(ci);
+  app.scheduleForCPU();
+  app.Input.set(input);
+  app.Filter.set(filter);
+  app.Bias.set(bias);
+  const Buffer<float> out = app.Relu.realize<float>({co, w, h, batch}, Target("host"));
+  check_against(out, [&](const std::vector<int> &p) {
+    return ConvLayer::reference(input, filter, bias, p[0], p[1], p[2], p[3]);
+  }, 1e-4);
+}

@@ -24,6 +24,15 @@ TEST_CASE("Buffer dimensions, strides and element access", "[unit][buffer]") {
   b.set_min({-1, 10, 0});
   CHECK(b(-1, 10, 0) == 0.0f);
   CHECK(b(3, 12, 1) == 124.0f);
+  // Halide's Buffer::Dimension: b.dim(1).min(), extent(), max(), stride(), begin() and end().
+  CHECK(b.dim(1).min() == 10);
+  CHECK(b.dim(1).extent() == 3);
+  CHECK(b.dim(1).max() == 12);
+  CHECK(b.dim(2).stride() == 15);
+  int columns = 0;
+  for (int x = b.dim(0).begin(); x < b.dim(0).end(); ++x)
+    columns += x;
+  CHECK(columns == -1 + 0 + 1 + 2 + 3);
 
   ptxjit_buffer_t *raw = b.raw_buffer();
   CHECK(raw->dimensions == 3);
