@@ -5,6 +5,7 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/ScopedEntry.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 
@@ -67,27 +68,23 @@ private:
   Expr expanded(const Expr &e) const { return substitute(LetValues, e); }
 
   template <typename Work> Stmt within(const std::string &name, Work work) {
-    auto savedLet = LetValues.count(name) ? std::optional<Expr>(LetValues[name]) : std::nullopt;
-    auto savedRange = Ranges.count(name) ? std::optional<Interval>(Ranges[name]) : std::nullopt;
+    ScopedEntry<Expr> let(LetValues, name);
+    ScopedEntry<Interval> range(Ranges, name);
+    LetValues.erase(name);
+    Ranges.erase(name);
     Crossed.push_back(name);
     Stmt result = work();
     Crossed.pop_back();
-    LetValues.erase(name);
-    Ranges.erase(name);
-    if (savedLet)
-      LetValues[name] = *savedLet;
-    if (savedRange)
-      Ranges[name] = *savedRange;
     return result;
   }
 
   Stmt visit(const LetStmt *op) override {
+    Expr value = expanded(op->value);
+    const bool large = has_more_nodes_than(value, MaxExpandedLetNodes);
+    const Interval range = large ? bounds_of_expr_in_scope(value, Ranges) : Interval();
     Stmt body = within(op->name, [&] {
-      Expr value = expanded(op->value);
-      LetValues.erase(op->name);
-      Ranges.erase(op->name);
-      if (has_more_nodes_than(value, MaxExpandedLetNodes))
-        Ranges[op->name] = bounds_of_expr_in_scope(value, Ranges);
+      if (large)
+        Ranges[op->name] = range;
       else
         LetValues[op->name] = value;
       return mutate(op->body);
@@ -100,9 +97,9 @@ private:
       return Stmt(op);
     Expr first = expanded(op->min), last = expanded(Sub::make(Add::make(op->min, op->extent), make_one(op->min.type())));
     const bool shared = op->for_type != ForType::Serial && op->for_type != ForType::Unrolled;
+    const Interval range{bounds_of_expr_in_scope(first, Ranges).min, bounds_of_expr_in_scope(last, Ranges).max};
     Stmt body = within(op->name, [&] {
-      LetValues.erase(op->name);
-      Ranges[op->name] = {bounds_of_expr_in_scope(first, Ranges).min, bounds_of_expr_in_scope(last, Ranges).max};
+      Ranges[op->name] = range;
       if (shared)
         SharedLoops.push_back(op->name + " (" + to_string(op->for_type) + ")");
       Stmt result = mutate(op->body);
