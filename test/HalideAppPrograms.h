@@ -402,25 +402,9 @@ struct Interpolate {
 
   void scheduleForGPU() {
     Var xi("xi"), yi("yi"), xii("xii"), yii("yii");
-    Normalize.never_partition_all()
-        .bound(x, 0, Input.width())
-        .bound(y, 0, Input.height())
-        .bound(c, 0, 3)
-        .reorder(c, x, y)
-        .tile(x, y, xi, yi, 32, 32, TailStrategy::RoundUp)
-        .tile(xi, yi, xii, yii, 2, 2)
-        .gpu_blocks(x, y)
-        .gpu_threads(xi, yi)
-        .unroll(xii)
-        .unroll(yii)
-        .unroll(c);
-    for (int l = 1; l < Levels; l++)
-      Downsampled[l].compute_root().never_partition_all().reorder(c, x, y).unroll(c).gpu_tile(x, y, xi, yi, 16, 16);
-    for (int l = 3; l < Levels; l += 2)
-      Interpolated[l]
-          .compute_root()
-          .never_partition_all()
-          .reorder(c, x, y)
+    // 32x32 tiles rounded up, 2x2 points a thread, channels unrolled.
+    auto tilePairs = [&](Func f) {
+      f.reorder(c, x, y)
           .tile(x, y, xi, yi, 32, 32, TailStrategy::RoundUp)
           .tile(xi, yi, xii, yii, 2, 2)
           .gpu_blocks(x, y)
@@ -428,6 +412,13 @@ struct Interpolate {
           .unroll(xii)
           .unroll(yii)
           .unroll(c);
+    };
+    Normalize.never_partition_all().bound(x, 0, Input.width()).bound(y, 0, Input.height()).bound(c, 0, 3);
+    tilePairs(Normalize);
+    for (int l = 1; l < Levels; l++)
+      Downsampled[l].compute_root().never_partition_all().reorder(c, x, y).unroll(c).gpu_tile(x, y, xi, yi, 16, 16);
+    for (int l = 3; l < Levels; l += 2)
+      tilePairs(Interpolated[l].compute_root().never_partition_all());
     UpsampledX[1].compute_at(Normalize, x).never_partition_all().reorder(c, x, y).tile(x, y, xi, yi, 2, 1).unroll(xi)
         .unroll(yi).unroll(c).gpu_threads(x, y);
     Interpolated[1].compute_at(Normalize, x).never_partition_all().reorder(c, x, y).tile(x, y, xi, yi, 2, 2).unroll(xi)

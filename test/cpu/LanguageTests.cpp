@@ -2879,5 +2879,7 @@ TEST_CASE("hoist_storage allocates once at an outer loop what is computed inside
     nx.hoist_storage_root();
     CHECK_THROWS_WITH(ny.realize<float>({w, h}, host), Catch::Contains("it has no storage of its own to hoist"));
     CHECK_THROWS_WITH(nx.hoist_storage(nx, x), Catch::Contains("cannot hoist its storage to its own loop x"));
+    CHECK_THROWS_WITH(nx.hoist_storage(LoopLevel::inlined()),
+                      Catch::Contains("hoist_storage of Func hoist_bx_inlined: storage cannot be hoisted to an inlined level"));
   }
 }
