@@ -13,7 +13,7 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 656, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 680, "a field of FunctionContents is missing from the definition key");
 static_assert(sizeof(Definition) == 256, "a field of Definition is missing from the definition key");
 static_assert(sizeof(StageSchedule) == 112, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(PrefetchDirective) == 128, "a field of PrefetchDirective is missing from the definition key");
@@ -85,6 +85,13 @@ public:
       name(d);
       count(static_cast<size_t>(rows));
     }
+    count(f->output_buffers.size());
+    for (const auto &buffer : f->output_buffers) {
+      name(buffer->name);
+      type(buffer->type);
+      count(static_cast<size_t>(buffer->dimensions));
+      constraints(buffer->constraints);
+    }
     name(f->wrapped_func.expired() ? "" : f->wrapped_func.lock()->name);
     name(f->wrapped_image.expired() ? "" : f->wrapped_image.lock()->name);
     if (auto image = f->wrapped_image.lock())
@@ -95,8 +102,9 @@ public:
       function(wrapped);
   }
 
+  // An output's buffer is written with its Func, and is no argument of the pipeline.
   void parameter(const std::shared_ptr<ParameterContents> &p) {
-    if (!p)
+    if (!p || p->is_output)
       return;
     auto [it, inserted] = Result.parameters.emplace(p->name, p);
     if (!inserted) {
@@ -108,13 +116,7 @@ public:
     type(p->type);
     flag(p->is_buffer);
     count(static_cast<size_t>(p->dimensions));
-    count(p->constraints.size());
-    for (const DimensionConstraint &c : p->constraints) {
-      expr(c.min);
-      expr(c.extent);
-      expr(c.stride);
-      flag(c.any_stride);
-    }
+    constraints(p->constraints);
     count(static_cast<size_t>(p->host_alignment));
     wrappers(p->wrappers);
   }
@@ -143,6 +145,15 @@ private:
     name(ir::structural_key(e));
     if (e.defined())
       e.accept(this); // the Funcs, Params and domains it names
+  }
+  void constraints(const std::vector<DimensionConstraint> &all) {
+    count(all.size());
+    for (const DimensionConstraint &c : all) {
+      expr(c.min);
+      expr(c.extent);
+      expr(c.stride);
+      flag(c.any_stride);
+    }
   }
   void level(const LoopLevel &handle) {
     const LoopLevelContents &l = *handle.contents();

@@ -1080,6 +1080,33 @@ Func Func::in(const Func &consumer) {
 
 Func Func::in() { return funcWrapper(Contents, ""); }
 
+std::vector<OutputImageParam> Func::output_buffers() const {
+  if (!Contents->defined())
+    throw CompileError("output_buffers() of Func " + name() + " before it is defined: its buffers' types are not known");
+  if (Contents->output_buffers.empty())
+    for (size_t v = 0; v < Contents->types.size(); ++v) {
+      auto p = std::make_shared<ParameterContents>();
+      p->name = value_buffer_name(Contents->name, static_cast<int>(v), Contents->types.size());
+      p->type = Contents->types[v];
+      p->is_buffer = true;
+      p->is_output = true;
+      p->dimensions = static_cast<int>(Contents->args.size());
+      Contents->output_buffers.push_back(std::move(p));
+    }
+  std::vector<OutputImageParam> buffers;
+  for (const auto &p : Contents->output_buffers)
+    buffers.push_back(OutputImageParam(p));
+  return buffers;
+}
+
+OutputImageParam Func::output_buffer() const {
+  std::vector<OutputImageParam> buffers = output_buffers();
+  if (buffers.size() != 1)
+    throw CompileError("output_buffer() of Func " + name() + ", which has " + std::to_string(buffers.size()) +
+                       " values: each has a buffer of its own; use output_buffers()");
+  return buffers.front();
+}
+
 namespace {
 
 // Calls of a Func to itself (in its updates), renamed.
@@ -1131,6 +1158,7 @@ Func Func::clone_in(const std::vector<Func> &consumers) {
   auto clone = std::make_shared<FunctionContents>(*Contents);
   clone->name = cloneName;
   clone->wrappers.clear();
+  clone->output_buffers.clear(); // the original's, by its name; a clone is read, not realized
   RenameSelfCalls rename(Contents->name, cloneName);
   mutate_definitions(*clone, rename);
   for (const Func &c : consumers)

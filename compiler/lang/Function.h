@@ -148,6 +148,9 @@ struct FunctionContents {
   std::map<std::string, int64_t> storage_alignment;
   /// fold_storage: a dimension, by its name, stored modulo this many rows.
   std::map<std::string, int64_t> storage_folds;
+  /// output_buffer(s): the buffers of the values where the Func is an output, with their
+  /// constraints; made on first use (empty: unconstrained).
+  std::vector<std::shared_ptr<ParameterContents>> output_buffers;
 
   bool defined() const { return !init.values.empty(); }
   /// Stage 0 is the pure definition; stage i > 0 is update i - 1.

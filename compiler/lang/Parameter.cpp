@@ -118,6 +118,19 @@ ImageParam &ImageParam::set_estimates(const Region &estimates) {
   return *this;
 }
 
+std::string describe_buffer(const ParameterContents &p) {
+  return (p.is_output ? "the output buffer " : "ImageParam ") + p.name;
+}
+
+const std::string &OutputImageParam::name() const { return Contents->name; }
+int OutputImageParam::dimensions() const { return Contents->dimensions; }
+Type OutputImageParam::type() const { return Contents->type; }
+Dimension OutputImageParam::dim(int d) const {
+  if (d < 0 || d >= dimensions())
+    throw CompileError(describe_buffer(*Contents) + " has no dimension " + std::to_string(d));
+  return Dimension(Contents, d);
+}
+
 Expr Dimension::field(const char *name) const {
   return ir::Variable::make(Int(32), buffer_field_name(Contents->name, name, D), Contents);
 }
@@ -127,12 +140,12 @@ Expr Dimension::max() const { return min() + extent() - 1; }
 Expr Dimension::stride() const { return field("stride"); }
 Dimension Dimension::dim(int d) const {
   if (d < 0 || d >= Contents->dimensions)
-    throw CompileError("ImageParam " + Contents->name + " has no dimension " + std::to_string(d));
+    throw CompileError(describe_buffer(*Contents) + " has no dimension " + std::to_string(d));
   return Dimension(Contents, d);
 }
 
 Dimension &Dimension::constrain(const char *field, Expr value) {
-  const std::string what = "ImageParam " + Contents->name + ".dim(" + std::to_string(D) + ").set_" + field;
+  const std::string what = describe_buffer(*Contents) + ".dim(" + std::to_string(D) + ").set_" + field;
   if (Contents->constraints.size() < static_cast<size_t>(Contents->dimensions))
     Contents->constraints.resize(Contents->dimensions);
   if (!value.defined()) {
@@ -175,7 +188,7 @@ Dimension &Dimension::set_stride(Expr stride) { return constrain("stride", std::
 Dimension &Dimension::set_estimate(Expr min, Expr extent) {
   for (const Expr &v : {min, extent})
     if (!v.defined() || !(v.type().is_int() || v.type().is_uint()) || v.type().is_vector())
-      throw CompileError("ImageParam " + Contents->name + ": set_estimate of dimension " + std::to_string(D) +
+      throw CompileError(describe_buffer(*Contents) + ": set_estimate of dimension " + std::to_string(D) +
                          ": its values must be integers");
   return *this;
 }

@@ -33,9 +33,10 @@ private:
     if (op->call_type == Call::Image && op->param)
       add(op->param);
   }
-  // An image's bounds (in.width(), ...) make it an argument even when it is never read.
+  // An image's bounds (in.width(), ...) make it an argument even when it is never read; an
+  // output's (f.output_buffer().width()) are the output's.
   void visit(const Variable *op) override {
-    if (op->param && op->param->is_buffer)
+    if (op->param && op->param->is_buffer && !op->param->is_output)
       add(op->param);
   }
 };
@@ -84,7 +85,8 @@ Stmt image_checks(const Stmt &s, const std::vector<OutputBuffer> &outputs,
   };
   for (const OutputBuffer &output : outputs)
     if (output.dimensions > 0) {
-      denseCheck(output.name, "output");
+      if (!output.strided)
+        denseCheck(output.name, "output");
       spanCheck(output.name, output.dimensions, "output");
     }
   const auto [lets, body] = peel_lets(s);

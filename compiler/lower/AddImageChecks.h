@@ -21,6 +21,8 @@ struct OutputBuffer {
   std::string name;
   Type type;
   int dimensions;
+  /// Its output_buffer() sets or frees the stride of dimension 0: it need not be dense there.
+  bool strided = false;
 };
 
 /// The run-time checks of the buffers `s` reads and writes, simplified, inside the leading lets

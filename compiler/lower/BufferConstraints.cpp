@@ -18,8 +18,10 @@ Stmt constrain_buffers(const Stmt &s, const std::vector<std::shared_ptr<Paramete
         const std::string name = buffer_field_name(image->name, field, static_cast<int>(d));
         Expr actual = Variable::make(Int(32), name, image);
         asserts.push_back(AssertStmt::make(EQ::make(actual, value),
-                                           "input buffer " + image->name + " has " + field + " % in dimension " +
-                                               std::to_string(d) + ", but its ImageParam requires %",
+                                           std::string(image->is_output ? "output" : "input") + " buffer " +
+                                               image->name + " has " + field + " % in dimension " + std::to_string(d) +
+                                               ", but its " + (image->is_output ? "output_buffer()" : "ImageParam") +
+                                               " requires %",
                                            {actual, value}));
         lets.emplace_back(name, value);
       }

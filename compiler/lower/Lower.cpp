@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <future>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -58,6 +59,27 @@ private:
       Params.push_back(op->param);
   }
 };
+
+// The fields of an output buffer (f.output_buffer().width()) are the realize's: a pipeline may
+// use them only where that Func is one of its outputs.
+void checkOutputBufferUses(const Stmt &s, const Outputs &outputs) {
+  struct Finder : IRVisitor {
+    const Outputs &TheOutputs;
+    explicit Finder(const Outputs &o) : TheOutputs(o) {}
+    using IRVisitor::visit;
+    void visit(const Variable *op) override {
+      if (!op->param || !op->param->is_output)
+        return;
+      for (const auto &output : TheOutputs)
+        for (const auto &buffer : output->output_buffers)
+          if (buffer == op->param)
+            return;
+      throw CompileError("the pipeline uses " + op->name + ", a field of " + describe_buffer(*op->param) +
+                         ", but that Func is not an output of this pipeline");
+    }
+  } finder(outputs);
+  s.accept(&finder);
+}
 
 template <typename Pass> Stmt runPass(const char *name, int debug, Pass pass) {
   auto start = std::chrono::steady_clock::now();
@@ -163,15 +185,26 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   if (target.has_gpu_feature())
     s = runPass("heap at block loops", debug, [&] { return gpu_block_heap_slices(s); });
   s = runPass("sliding window", debug, [&] { return sliding_window(s, env); });
+  checkOutputBufferUses(s, outputs);
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
-  // Each output's buffers: one, or one for each value of a Tuple.
+  // Each output's buffers: one, or one for each value of a Tuple; those output_buffer()
+  // constrains are constrained as inputs are.
   std::vector<OutputBuffer> outputBuffers;
+  std::vector<std::shared_ptr<ParameterContents>> constrained = images;
+  std::set<std::string> stridedOutputs;
   std::map<std::string, size_t> valueCounts;
   for (const auto &output : outputs) {
     valueCounts[output->name] = output->types.size();
-    for (size_t v = 0; v < output->types.size(); ++v)
-      outputBuffers.push_back({value_buffer_name(output->name, static_cast<int>(v), output->types.size()),
-                               output->types[v], static_cast<int>(output->args.size())});
+    for (size_t v = 0; v < output->types.size(); ++v) {
+      const std::string name = value_buffer_name(output->name, static_cast<int>(v), output->types.size());
+      const bool strided = !output->output_buffers.empty() &&
+                           DimensionConstraint::strided(output->output_buffers[v]->constraints);
+      outputBuffers.push_back({name, output->types[v], static_cast<int>(output->args.size()), strided});
+      if (strided)
+        stridedOutputs.insert(name);
+      if (!output->output_buffers.empty())
+        constrained.push_back(output->output_buffers[v]);
+    }
   }
   for (const auto &image : images)
     for (const auto &output : outputs)
@@ -190,9 +223,9 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   try {
     s = runPass("prefetches", debug, [&] { return inject_prefetches(s, env, outputs); });
     s = runPass("simplify", debug, [&] { return simplify(s); });
-    s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts, env); });
+    s = runPass("storage flattening", debug, [&] { return storage_flattening(s, valueCounts, stridedOutputs, env); });
     // After flattening, which writes the indices that use the constrained fields.
-    s = runPass("buffer constraints", debug, [&] { return constrain_buffers(s, images, checks); });
+    s = runPass("buffer constraints", debug, [&] { return constrain_buffers(s, constrained, checks); });
     s = runPass("simplify", debug, [&] { return simplify(s); });
     s = runPass("hoist storage", debug, [&] { return hoist_storage(s, env); });
   } catch (...) {

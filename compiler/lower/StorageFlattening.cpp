@@ -48,8 +48,12 @@ bool hasVectorizedLoop(const Stmt &s) {
 
 class FlattenStorage : public IRMutator {
 public:
-  FlattenStorage(const std::map<std::string, size_t> &outputValues, const Environment &env)
-      : ValueCounts(outputValues), Env(env) {}
+  FlattenStorage(const std::map<std::string, size_t> &outputValues, const std::set<std::string> &stridedOutputs,
+                 const Environment &env)
+      : ValueCounts(outputValues), Env(env) {
+    for (const std::string &buffer : stridedOutputs)
+      NotDenseFirst[buffer] = 1;
+  }
 
 private:
   // The values of the lets around the code being flattened, in terms of names outside them.
@@ -57,7 +61,9 @@ private:
   // How many values each Func has (one where not listed: images).
   std::map<std::string, size_t> ValueCounts;
   const Environment &Env;
-  // The buffers of realizations whose dimension 0 is not innermost in storage (reorder_storage).
+  // The buffers whose dimension 0 is not innermost in storage (realizations, reorder_storage) or
+  // has a stride of its own (outputs, output_buffer().dim(0).set_stride), by how many of them
+  // of that name are around the code.
   std::map<std::string, int> NotDenseFirst;
   int TupleStores = 0; // names the values of each Tuple store apart
   // Where the code being flattened is: inside a kernel (gpu_blocks loops), inside thread loops.
@@ -249,8 +255,9 @@ private:
 
 } // namespace
 
-Stmt storage_flattening(const Stmt &s, const std::map<std::string, size_t> &outputValues, const Environment &env) {
-  return FlattenStorage(outputValues, env).mutate(s);
+Stmt storage_flattening(const Stmt &s, const std::map<std::string, size_t> &outputValues,
+                        const std::set<std::string> &stridedOutputs, const Environment &env) {
+  return FlattenStorage(outputValues, stridedOutputs, env).mutate(s);
 }
 
 } // namespace ptxjit::lower

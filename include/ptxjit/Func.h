@@ -7,6 +7,7 @@
 #include "ptxjit/Error.h"
 #include "ptxjit/Expr.h"
 #include "ptxjit/MemoryType.h"
+#include "ptxjit/Param.h"
 #include "ptxjit/RDom.h"
 #include "ptxjit/Target.h"
 #include "ptxjit/Tuple.h"
@@ -453,6 +454,14 @@ public:
   /// loop for g while other consumers read f as scheduled. Asking again returns the same clone.
   Func clone_in(const Func &consumer);
   Func clone_in(const std::vector<Func> &consumers);
+
+  /// The buffer a realize writes this Func's value to, where the Func is an output, to read its
+  /// fields or constrain them (Halide's output_buffer): `f.output_buffer().dim(0).set_stride(3)`
+  /// writes interleaved pixels, set_stride(Expr()) any layout, set_bounds a fixed region, which
+  /// makes the loops constant. A CompileError for an undefined Func or one of several values.
+  OutputImageParam output_buffer() const;
+  /// One for each value of a Tuple (one for a Func of one value).
+  std::vector<OutputImageParam> output_buffers() const;
 
   const std::shared_ptr<FunctionContents> &contents() const { return Contents; }
   /// The Func these contents define (a wrapper made by in(), say).

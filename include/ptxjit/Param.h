@@ -49,11 +49,12 @@ private:
   std::shared_ptr<ParameterContents> Contents;
 };
 
-/// One dimension of an ImageParam (Halide's Dimension): its values at realize as expressions,
-/// and constraints on them. A constraint (an integer expression of Params and constants) is
-/// checked at realize, a RuntimeError naming the input, the dimension and both values where the
-/// buffer does not meet it, and is then known to the compiler: a constant stride or min makes
-/// index arithmetic constant.
+/// One dimension of an ImageParam or of an output's buffer (Halide's Dimension): its values at
+/// realize as expressions, and constraints on them. A constraint (an integer expression of
+/// Params and constants) is checked at realize, a RuntimeError naming the buffer, the dimension
+/// and both values where the buffer does not meet it, and is then known to the compiler: a
+/// constant stride or min makes index arithmetic constant, constant bounds of an output make its
+/// loops constant.
 class Dimension {
 public:
   Expr min() const;
@@ -73,6 +74,7 @@ public:
 
 private:
   friend class ImageParam;
+  friend class OutputImageParam;
   Dimension(std::shared_ptr<ParameterContents> contents, int d) : Contents(std::move(contents)), D(d) {}
   Expr field(const char *name) const;
   Dimension &constrain(const char *field, Expr value);
@@ -121,6 +123,28 @@ public:
   const std::shared_ptr<ParameterContents> &contents() const { return Contents; }
 
 private:
+  std::shared_ptr<ParameterContents> Contents;
+};
+
+/// The buffer of an output Func's value, as a realize is given it (Func::output_buffer, Halide's
+/// OutputImageParam): its fields as expressions, and constraints the realize checks, as an
+/// ImageParam's. Interleaved output: out.output_buffer().dim(0).set_stride(3).dim(2).set_stride(1).
+/// Constraints apply where the Func is an output of the Pipeline realized; its fields may be used
+/// only there.
+class OutputImageParam {
+public:
+  const std::string &name() const;
+  int dimensions() const;
+  Type type() const;
+  Dimension dim(int d) const;
+  Expr width() const { return dim(0).extent(); }
+  Expr height() const { return dim(1).extent(); }
+  Expr channels() const { return dim(2).extent(); }
+  const std::shared_ptr<ParameterContents> &contents() const { return Contents; }
+
+private:
+  friend class Func;
+  explicit OutputImageParam(std::shared_ptr<ParameterContents> contents) : Contents(std::move(contents)) {}
   std::shared_ptr<ParameterContents> Contents;
 };
 

@@ -141,6 +141,18 @@ void bind_params(nb::module_ &m) {
            nb::rv_policy::reference_internal)
       .def("dim", &Dimension::dim);
 
+  nb::class_<OutputImageParam>(m, "OutputImageParam")
+      .def("name", &OutputImageParam::name)
+      .def("dimensions", &OutputImageParam::dimensions)
+      .def("type", &OutputImageParam::type)
+      .def("dim", &OutputImageParam::dim)
+      .def("width", &OutputImageParam::width)
+      .def("height", &OutputImageParam::height)
+      .def("channels", &OutputImageParam::channels)
+      .def("__repr__", [](const OutputImageParam &p) {
+        return "ptxjit.OutputImageParam(" + to_string(p.type()) + ", " + std::to_string(p.dimensions()) + ", " + p.name() + ")";
+      });
+
   nb::class_<ImageParam>(m, "ImageParam")
       .def(nb::init<Type, int, const std::string &>(), nb::arg("type"), nb::arg("dimensions"), nb::arg("name") = "")
       .def("set", [](ImageParam &p, nb::handle array) { p.set(import_array(array, std::nullopt, false).buffer); },

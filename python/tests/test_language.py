@@ -656,3 +656,22 @@ def test_estimates_are_checked_and_change_nothing(rng):
     with pytest.raises(TypeError, match="Param gain of type float32 takes a number"):
         gain.set_estimate("fast")
     assert gain.get() == 3.0  # an estimate is not a value
+
+
+def test_interleaved_output_through_output_buffer(rng):
+    x, y, c = pj.Var("x"), pj.Var("y"), pj.Var("c")
+    inp = pj.ImageParam(pj.UInt(8), 3, "inp")
+    f = pj.Func("f")
+    f[x, y, c] = inp[x, y, c] // 2 + 7
+    out_buffer = f.output_buffer()
+    out_buffer.dim(0).set_stride(3).dim(2).set_stride(1).set_bounds(0, 3)
+    assert out_buffer.name() == "f" and out_buffer.dimensions() == 3
+    f.reorder(c, x, y).unroll(c)
+    a = rng.integers(0, 255, size=(3, 6, 10), dtype=np.uint8)  # planar: a[c, y, x]
+    inp.set(a)
+    hwc = np.zeros((6, 10, 3), dtype=np.uint8)  # interleaved, as images are stored
+    p = pj.Pipeline(f)
+    assert p.realize(hwc.transpose(2, 0, 1)) is None
+    np.testing.assert_array_equal(hwc, (a // 2 + 7).transpose(1, 2, 0))
+    with pytest.raises(pj.RuntimeError, match="output buffer f has stride 1 in dimension 0, but its output_buffer"):
+        p.realize(np.zeros((3, 6, 10), dtype=np.uint8))

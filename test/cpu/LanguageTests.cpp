@@ -2827,6 +2827,116 @@ TEST_CASE("Interleaved images: an ImageParam's dimension 0 stride set, as in Hal
   }
 }
 
+TEST_CASE("output_buffer(): interleaved, free and fixed output layouts, checked at realize", "[cpu][language]") {
+  const Target host("host");
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 67, h = 19;
+  Buffer<uint8_t> input(w, h, 3);
+  fill_random(input, seed, 0, 255);
+  auto reference = [&](const std::vector<int> &p) {
+    return uint8_t(std::min(255, int(input(p[0], p[1], p[2])) * 3 / 2 + 5));
+  };
+  Var x("x"), y("y"), c("c");
+
+  SECTION("an interleaved output, as in Halide's RGB example") {
+    Func brighter("interleaved_out");
+    brighter(x, y, c) = u8_sat(cast<int>(input(x, y, c)) * 3 / 2 + 5);
+    brighter.output_buffer().dim(0).set_stride(3).dim(2).set_stride(1).set_bounds(0, 3);
+    brighter.reorder(c, x, y).unroll(c).vectorize(x, 16).parallel(y);
+    Pipeline pipeline(brighter);
+    pipeline.compile_jit(host);
+    Buffer<uint8_t> rgb = Buffer<uint8_t>::make_interleaved(w, h, 3);
+    pipeline.realize(rgb);
+    check_against(rgb, reference);
+    // The channels of a pixel lie side by side.
+    CHECK(&rgb(1, 0, 0) == &rgb(0, 0, 2) + 1);
+    // A planar buffer, or one of four channels, breaks the constraints: the realize names them.
+    Buffer<uint8_t> planar(w, h, 3);
+    CHECK_THROWS_WITH(pipeline.realize(planar),
+                      Catch::Contains("output buffer interleaved_out has stride 1 in dimension 0, but its "
+                                      "output_buffer() requires 3"));
+    Buffer<uint8_t> rgba = Buffer<uint8_t>::make_interleaved(w, h, 4);
+    CHECK_THROWS_WITH(pipeline.realize(rgba),
+                      Catch::Contains("output buffer interleaved_out has stride 4 in dimension 0"));
+  }
+
+  SECTION("set_stride(Expr()) takes either layout; unconstrained, an output must be dense") {
+    Func copy("any_layout_out");
+    copy(x, y, c) = u8_sat(cast<int>(input(x, y, c)) * 3 / 2 + 5);
+    copy.vectorize(x, 16);
+    Buffer<uint8_t> rgb = Buffer<uint8_t>::make_interleaved(w, h, 3), planar(w, h, 3);
+    Pipeline dense(copy);
+    dense.compile_jit(host);
+    CHECK_THROWS_WITH(dense.realize(rgb),
+                      Catch::Contains("output buffer any_layout_out must be dense in dimension 0, but its stride there is 3"));
+    // Constrained after a compile: compiled again, not the dense code from before.
+    copy.output_buffer().dim(0).set_stride(Expr());
+    Pipeline anyLayout(copy);
+    anyLayout.compile_jit(host);
+    for (Buffer<uint8_t> *b : {&rgb, &planar}) {
+      INFO("stride " << b->stride(0));
+      anyLayout.realize(*b);
+      check_against(*b, reference);
+    }
+  }
+
+  SECTION("fixed bounds make the loops constant; the output's fields are expressions") {
+    Func ramp("fixed_out");
+    ramp(x, y) = x + y * 100;
+    OutputImageParam out = ramp.output_buffer();
+    out.dim(0).set_bounds(0, 40).dim(1).set_bounds(3, 7);
+    ramp(x, y) += out.width() * y + out.dim(1).min() * 1000;
+    ramp.vectorize(x, 8);
+    const std::string stmt = Pipeline(ramp).lowered_stmt(host);
+    INFO(stmt);
+    CHECK(stmt.find("for (fixed_out.s0.y, 3, 7)") != std::string::npos);
+    CHECK(stmt.find("for (fixed_out.s0.x, 0, 5)") != std::string::npos);
+    Pipeline pipeline(ramp);
+    pipeline.compile_jit(host);
+    Buffer<int> result(40, 7);
+    result.set_min({0, 3});
+    pipeline.realize(result);
+    check_against(result, [](const std::vector<int> &p) { return p[0] + p[1] * 140 + 3000; });
+    Buffer<int> wider(41, 7);
+    wider.set_min({0, 3});
+    CHECK_THROWS_WITH(pipeline.realize(wider),
+                      Catch::Contains("output buffer fixed_out has extent 41 in dimension 0, but its output_buffer() requires 40"));
+  }
+
+  SECTION("a Tuple's buffers are constrained one by one") {
+    Func pair("tuple_out");
+    pair(x, y) = Tuple(cast<int16_t>(input(x, y, 0)) * 2, input(x, y, 1) / 2);
+    CHECK_THROWS_WITH(pair.output_buffer(), Catch::Contains("has 2 values: each has a buffer of its own; use output_buffers()"));
+    std::vector<OutputImageParam> buffers = pair.output_buffers();
+    REQUIRE(buffers.size() == 2);
+    CHECK(buffers[1].type() == UInt(8));
+    buffers[1].dim(0).set_stride(2);
+    // The second value written into every other byte of a buffer of pairs.
+    Buffer<int16_t> doubled(w, h);
+    std::vector<uint8_t> pairs(2 * w * h);
+    Buffer<uint8_t> halves(RawBuffer::view(buffer_type_of<uint8_t>(), {{0, w, 2, 0}, {0, h, 2 * w, 0}},
+                                           pairs.data() + 1, 0, nullptr));
+    Pipeline pipeline(pair);
+    pipeline.compile_jit(host);
+    pipeline.realize({doubled, halves});
+    check_against(doubled, [&](const std::vector<int> &p) { return int16_t(input(p[0], p[1], 0) * 2); });
+    check_against(halves, [&](const std::vector<int> &p) { return uint8_t(input(p[0], p[1], 1) / 2); });
+    Buffer<uint8_t> denseHalves(w, h);
+    CHECK_THROWS_WITH(pipeline.realize({doubled, denseHalves}),
+                      Catch::Contains("output buffer tuple_out.1 has stride 1 in dimension 0, but its output_buffer() requires 2"));
+  }
+
+  SECTION("the fields of a Func that is not an output are an error") {
+    Func inner("not_output_inner"), outer("not_output_outer");
+    inner(x, y) = x + y;
+    outer(x, y) = inner(x, y) + inner.output_buffer().width();
+    CHECK_THROWS_WITH(outer.realize({8, 8}, host),
+                      Catch::Contains("uses not_output_inner.extent.0, a field of the output buffer not_output_inner, "
+                                      "but that Func is not an output of this pipeline"));
+  }
+}
+
 TEST_CASE("hoist_storage allocates once at an outer loop what is computed inside it", "[cpu][language]") {
   const Target host("host");
   uint32_t seed = fresh_seed();

@@ -2445,6 +2445,27 @@ TEST_CASE("An interleaved RGB input read by a GPU kernel", "[gpu]") {
   });
 }
 
+TEST_CASE("An interleaved RGB output written by a GPU kernel (output_buffer strides)", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 203, h = 61;
+  Buffer<float> planes(w, h, 3);
+  fill_random(planes, seed, 0.0, 1.0);
+  Var x("x"), y("y"), c("c"), xi("xi"), yi("yi");
+  Func rgb("interleaved_gpu_out");
+  rgb(x, y, c) = u8_sat(planes(x, y, c) * 255.0f + 0.5f);
+  rgb.output_buffer().dim(0).set_stride(3).dim(2).set_stride(1).set_bounds(0, 3);
+  rgb.reorder(c, x, y).bound(c, 0, 3).unroll(c).gpu_tile(x, y, xi, yi, 32, 8);
+  Buffer<uint8_t> out = Buffer<uint8_t>::make_interleaved(w, h, 3);
+  onGPU(rgb).realize(out);
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &p) {
+    return uint8_t(std::min(255.0f, std::max(0.0f, planes(p[0], p[1], p[2]) * 255.0f + 0.5f)));
+  }, 1e-5, /*integerTolerance=*/1); // a product and sum contracted or not may truncate one apart
+  CHECK(&out(1, 0, 0) == &out(0, 0, 2) + 1);
+}
+
 TEST_CASE("Halide's max filter and unsharp mask under their GPU schedules match plain C++", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   const uint32_t seed = fresh_seed();
