@@ -89,9 +89,6 @@ RawBuffer buffer_from_dlpack(const DLTensor &t, std::shared_ptr<void> owner) {
     dims[d] = {0, fitInt32(t.shape[i], "extent"), fitInt32(stride, "stride"), 0};
     compact *= t.shape[i];
   }
-  if (t.ndim > 0 && dims[0].stride != 1 && dims[0].extent > 1)
-    throw std::invalid_argument("DLPack tensor with stride " + std::to_string(dims[0].stride) +
-                                " in its innermost dimension: ptxjit needs it dense (stride 1)");
   auto *base = static_cast<uint8_t *>(t.data) + t.byte_offset;
   bool cuda = t.device.device_type == kDLCUDA;
   return RawBuffer::view(type, std::move(dims), cuda ? nullptr : base, cuda ? reinterpret_cast<uint64_t>(base) : 0,

@@ -132,8 +132,9 @@ void bind_params(nb::module_ &m) {
              return d.set_bounds(to_expr(min), to_expr(extent));
            },
            nb::rv_policy::reference_internal)
-      .def("set_stride", [](Dimension &d, nb::handle v) -> Dimension & { return d.set_stride(to_expr(v)); },
-           nb::rv_policy::reference_internal)
+      // None, as Halide's Expr(), lifts the constraint: any stride, in dimension 0 too.
+      .def("set_stride", [](Dimension &d, nb::handle v) -> Dimension & { return d.set_stride(v.is_none() ? Expr() : to_expr(v)); },
+           nb::arg("stride").none(), nb::rv_policy::reference_internal)
       .def("set_estimate",
            [](Dimension &d, nb::handle min, nb::handle extent) -> Dimension & {
              return d.set_estimate(to_expr(min), to_expr(extent));

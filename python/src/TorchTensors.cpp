@@ -98,11 +98,6 @@ ImportedBuffer import_torch_tensor(nb::handle tensor) {
     const size_t axis = n - 1 - i;
     dims[i] = {0, fitInt32(nb::cast<long long>(sizes[axis]), "size"), fitInt32(nb::cast<long long>(strides[axis]), "stride"), 0};
   }
-  if (n > 0 && dims[0].stride != 1 && dims[0].extent > 1)
-    throw nb::value_error(("a tensor with stride " + std::to_string(dims[0].stride) +
-                           " in its last axis (ptxjit's innermost dimension): ptxjit needs it dense there (stride "
-                           "1); call .contiguous()")
-                              .c_str());
   const uintptr_t address = nb::cast<uintptr_t>(tensor.attr(t.dataName)());
   // The buffer keeps the tensor (so its memory) alive; the last copy may go without the GIL.
   PyObject *reference = tensor.ptr();

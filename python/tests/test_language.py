@@ -675,3 +675,11 @@ def test_interleaved_output_through_output_buffer(rng):
     np.testing.assert_array_equal(hwc, (a // 2 + 7).transpose(1, 2, 0))
     with pytest.raises(pj.RuntimeError, match="output buffer f has stride 1 in dimension 0, but its output_buffer"):
         p.realize(np.zeros((3, 6, 10), dtype=np.uint8))
+    # set_stride(None), Halide's Expr(): either layout, through the tensors' own strides.
+    g = pj.Func("g")
+    g[x, y, c] = inp[x, y, c] // 2 + 7
+    g.output_buffer().dim(0).set_stride(None)
+    any_layout = pj.Pipeline(g)
+    for out in (np.zeros((6, 10, 3), dtype=np.uint8).transpose(2, 0, 1), np.zeros((3, 6, 10), dtype=np.uint8)):
+        assert any_layout.realize(out) is None
+        np.testing.assert_array_equal(out, a // 2 + 7)
