@@ -1358,6 +1358,9 @@ private:
     if (isOutput && P.boundOutput)
       for (int d = 0; d < P.dims; ++d)
         func.bound(Vars[d], P.outputMin[d], P.outputExtent[d]);
+    if ((isOutput || f.output) && P.stridedOutputs)
+      for (OutputImageParam buffer : func.output_buffers())
+        buffer.dim(0).set_stride(Expr());
     if (!isOutput) {
       if (f.level < 0)
         func.compute_inline();
@@ -1501,7 +1504,12 @@ std::string describeSchedule(const std::string &stage, const std::vector<Directi
 
 } // namespace
 
-PipelineDesc random_pipeline(uint64_t seed, bool gpu) { return Generator(seed, gpu).generate(); }
+PipelineDesc random_pipeline(uint64_t seed, bool gpu) {
+  PipelineDesc p = Generator(seed, gpu).generate();
+  // Drawn apart from the generator's stream, so that each seed's program is what it was before.
+  p.stridedOutputs = std::mt19937_64(seed ^ 0x5bd1e9955bd1e995ull)() % 8 == 0;
+  return p;
+}
 
 std::string to_string(const PipelineDesc &p) {
   std::ostringstream s;
@@ -1590,6 +1598,9 @@ std::string to_string(const PipelineDesc &p) {
     if (i + 1 == p.funcs.size() && p.boundOutput)
       for (int d = 0; d < p.dims; ++d)
         s << "  " << name << ".bound(x" << d << ", " << p.outputMin[d] << ", " << p.outputExtent[d] << ");\n";
+    if ((i + 1 == p.funcs.size() || f.output) && p.stridedOutputs)
+      s << "  for (OutputImageParam b : " << name << ".output_buffers()) b.dim(0).set_stride(Expr());"
+        << "  // realized into buffers of stride 2 in x0\n";
     if (f.specializeWidth > 0)
       s << describeSchedule(name + ".specialize(in.width() >= " + std::to_string(f.specializeWidth) + ")",
                             f.specializedSchedule, p.gpu);
@@ -1677,16 +1688,28 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
       if (f.tuple)
         described.push_back({static_cast<int>(i), 1, f.secondType, reference.box(static_cast<int>(i))});
     }
-    std::vector<RawBuffer> outputs;
+    // Each output buffer views memory of its own (`backing`): dense, or with every other element
+    // of dimension 0 left out, still poisoned after a realize.
+    std::vector<RawBuffer> outputs, backing;
+    auto makeOutput = [&](std::vector<RawBuffer> &views, ptxjit_type_t type, const std::vector<int> &min,
+                          const std::vector<int> &extent) {
+      const int spread = p.stridedOutputs ? 2 : 1;
+      std::vector<int> memory = extent;
+      memory[0] *= spread;
+      RawBuffer &storage = backing.emplace_back(type, memory);
+      std::memset(storage.host_bytes(), 0xA5, storage.number_of_elements() * storage.element_size());
+      std::vector<ptxjit_dimension_t> dims;
+      for (int d = 0; d < storage.dimensions(); ++d)
+        dims.push_back({min[d], extent[d], storage.stride(d) * (d == 0 ? spread : 1), 0});
+      views.push_back(RawBuffer::view(type, dims, storage.host_bytes(), 0, std::make_shared<RawBuffer>(storage)));
+    };
     for (const OutputBuffer &o : described) {
       std::vector<int> min, extent;
       for (const Interval &iv : o.region) {
         min.push_back(static_cast<int>(iv.min));
         extent.push_back(static_cast<int>(iv.max - iv.min + 1));
       }
-      outputs.emplace_back(bufferType(o.type), extent);
-      outputs.back().set_min(min);
-      std::memset(outputs.back().host_bytes(), 0xA5, outputs.back().number_of_elements() * outputs.back().element_size());
+      makeOutput(outputs, bufferType(o.type), min, extent);
     }
     auto poison = [](std::vector<RawBuffer> &buffers) {
       for (RawBuffer &o : buffers)
@@ -1699,23 +1722,23 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
       if (Target(target).has_feature(Target::Feature::CUDAGraphs)) {
         // Again from poisoned outputs: the second realize replays the graph the first built, with
         // the new staging pointers.
-        poison(outputs);
+        poison(backing);
         pipeline.realize(outputs);
       }
     }
     // The same program made again, now that the first Pipeline is gone: its code comes from the
     // compile cache, and gives the same bits (a key two programs shared would show here too).
     std::vector<RawBuffer> again;
-    for (const RawBuffer &o : outputs) {
+    const size_t firstBacking = backing.size();
+    for (size_t b = 0; b < outputs.size(); ++b) {
+      const RawBuffer &o = outputs[b];
       std::vector<int> min, extent;
       for (int d = 0; d < o.dimensions(); ++d) {
         min.push_back(o.min(d));
         extent.push_back(o.extent(d));
       }
-      again.emplace_back(o.type(), extent);
-      again.back().set_min(min);
+      makeOutput(again, o.type(), min, extent);
     }
-    poison(again);
     bool cacheHit = false;
     {
       Builder second(p);
@@ -1754,9 +1777,10 @@ Result run_pipeline(const PipelineDesc &p, const std::string &target) {
           break;
       }
     }
+    // Whole memories: the elements a strided output skips stay poisoned in both.
     for (size_t b = 0; b < outputs.size() && !wrong; ++b)
-      if (std::memcmp(outputs[b].host_bytes(), again[b].host_bytes(),
-                      outputs[b].number_of_elements() * outputs[b].element_size()) != 0) {
+      if (std::memcmp(backing[b].host_bytes(), backing[firstBacking + b].host_bytes(),
+                      backing[b].number_of_elements() * backing[b].element_size()) != 0) {
         wrong = 1;
         what << "output " << b << " differs when the code comes from the compile cache; ";
       }
@@ -1806,6 +1830,14 @@ PipelineDesc reduce_failure(const PipelineDesc &failing, const std::string &targ
     if (best.boundOutput) {
       PipelineDesc candidate = best;
       candidate.boundOutput = false;
+      if (stillFails(candidate)) {
+        best = candidate;
+        progress = true;
+      }
+    }
+    if (best.stridedOutputs) {
+      PipelineDesc candidate = best;
+      candidate.stridedOutputs = false;
       if (stillFails(candidate)) {
         best = candidate;
         progress = true;

@@ -4,7 +4,8 @@
 // The differential tester: random pipelines (a DAG of Funcs over 1-3 dimensions with pointwise
 // arithmetic on every integer width and float, bitwise operators, shifts and bit counts, division
 // rounding toward zero, stencils, boundary conditions, reductions, scans,
-// histograms, Tuples) with random valid schedules, realized by ptxjit and compared point by point
+// histograms, Tuples) with random valid schedules, realized by ptxjit (into dense or strided
+// output buffers) and compared point by point
 // with a plain reference evaluator of the same description.
 //
 // The reference defines the meaning, as Halide does: integers narrower than 32 bits and unsigned
@@ -100,6 +101,8 @@ struct PipelineDesc {
   std::vector<FuncDesc> funcs; // the last is the output
   std::vector<int> outputMin, outputExtent;
   bool boundOutput = false; // the output is bound() to the region realized: constant loop extents
+  // Every output's buffers have stride 2 in dimension 0 (output_buffer().dim(0).set_stride(Expr())).
+  bool stridedOutputs = false;
   bool gpu = false;
 };
 
