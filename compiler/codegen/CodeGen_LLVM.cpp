@@ -621,8 +621,8 @@ void CodeGen_LLVM::print_or_require(const Call *op) {
   std::vector<llvm::Value *> args;
   for (const Expr &a : op->args)
     args.push_back(codegen(a));
-  // print's message values start with its value; require's follow it.
-  const size_t first = require ? 2 : 1;
+  // print's message values start with its value; require's and a trace event's follow it.
+  const size_t first = require || op->is_trace() ? 2 : 1;
   std::vector<Type> types;
   for (size_t i = first; i < op->args.size(); ++i)
     types.push_back(op->args[i].type().element_of());
@@ -689,7 +689,7 @@ llvm::Value *CodeGen_LLVM::print_slots(const std::vector<llvm::Value *> &values,
 }
 
 void CodeGen_LLVM::visit(const Call *op) {
-  if (op->is_print() || op->is_require())
+  if (op->is_print() || op->is_trace() || op->is_require())
     return print_or_require(op);
   if (op->call_type == Call::Intrinsic && op->name == Call::Prefetch) {
     const auto *element = op->args.at(0).as<Load>();

@@ -178,7 +178,12 @@ struct Call : ExprNode<Call, IRNodeType::Call> {
   /// address taken. Addresses outside the buffer are allowed: a prefetch never faults.
   static constexpr const char *Prefetch = "prefetch";
   bool is_undef() const { return call_type == Intrinsic && name == Undef; }
+  /// A trace event of a Func (trace_stores, trace_loads, trace_realizations; InjectTracing):
+  /// named Trace + ":" + its format, args laid out as require's (the condition, the value, then
+  /// the message's values), printed as print's.
+  static constexpr const char *Trace = "trace";
   bool is_print() const { return call_type == Intrinsic && name.rfind(std::string(Print) + ":", 0) == 0; }
+  bool is_trace() const { return call_type == Intrinsic && name.rfind(std::string(Trace) + ":", 0) == 0; }
   std::string print_format() const { return name.substr(name.find(':') + 1); }
   /// require(): named Require + ":" + its message, formatted as print's; args are the condition,
   /// the value, then the message's values. A realize where the condition fails fails with it.

@@ -341,7 +341,7 @@ private:
 
   void visit(const Load *op) override { typeBounds(op->type); }
   void visit(const Call *op) override {
-    if (op->is_print() || op->is_require()) {
+    if (op->is_print() || op->is_trace() || op->is_require()) {
       Result = of(op->args[1]);
       return;
     }

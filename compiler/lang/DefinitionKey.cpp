@@ -13,7 +13,7 @@ namespace ptxjit {
 // new field a compile error here until it is added below and the size updated. A Param's value
 // and an ImageParam's bound buffer are left out on purpose: a realize reads them.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(FunctionContents) == 680, "a field of FunctionContents is missing from the definition key");
+static_assert(sizeof(FunctionContents) == 688, "a field of FunctionContents is missing from the definition key");
 static_assert(sizeof(Definition) == 256, "a field of Definition is missing from the definition key");
 static_assert(sizeof(StageSchedule) == 112, "a field of StageSchedule is missing from the definition key");
 static_assert(sizeof(PrefetchDirective) == 128, "a field of PrefetchDirective is missing from the definition key");
@@ -85,6 +85,9 @@ public:
       name(d);
       count(static_cast<size_t>(rows));
     }
+    flag(f->trace_stores);
+    flag(f->trace_loads);
+    flag(f->trace_realizations);
     count(f->output_buffers.size());
     for (const auto &buffer : f->output_buffers) {
       name(buffer->name);

@@ -1080,6 +1080,19 @@ Func Func::in(const Func &consumer) {
 
 Func Func::in() { return funcWrapper(Contents, ""); }
 
+Func &Func::trace_stores() {
+  Contents->trace_stores = true;
+  return *this;
+}
+Func &Func::trace_loads() {
+  Contents->trace_loads = true;
+  return *this;
+}
+Func &Func::trace_realizations() {
+  Contents->trace_realizations = true;
+  return *this;
+}
+
 std::vector<OutputImageParam> Func::output_buffers() const {
   if (!Contents->defined())
     throw CompileError("output_buffers() of Func " + name() + " before it is defined: its buffers' types are not known");

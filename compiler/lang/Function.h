@@ -148,6 +148,8 @@ struct FunctionContents {
   std::map<std::string, int64_t> storage_alignment;
   /// fold_storage: a dimension, by its name, stored modulo this many rows.
   std::map<std::string, int64_t> storage_folds;
+  /// trace_stores, trace_loads, trace_realizations (InjectTracing).
+  bool trace_stores = false, trace_loads = false, trace_realizations = false;
   /// output_buffer(s): the buffers of the values where the Func is an output, with their
   /// constraints; made on first use (empty: unconstrained).
   std::vector<std::shared_ptr<ParameterContents>> output_buffers;

@@ -10,6 +10,7 @@
 #include "GPUSingleThreadSections.h"
 #include "HoistStorage.h"
 #include "InjectPrefetches.h"
+#include "InjectTracing.h"
 #include "InjectHostDeviceCopies.h"
 #include "RealizationOrder.h"
 #include "ScheduleFunctions.h"
@@ -185,6 +186,7 @@ LoweredPipeline lower(const Outputs &given, const Target &target) {
   if (target.has_gpu_feature())
     s = runPass("heap at block loops", debug, [&] { return gpu_block_heap_slices(s); });
   s = runPass("sliding window", debug, [&] { return sliding_window(s, env); });
+  s = runPass("tracing", debug, [&] { return inject_tracing(s, env); });
   checkOutputBufferUses(s, outputs);
   std::vector<std::shared_ptr<ParameterContents>> images = find_images(s);
   // Each output's buffers: one, or one for each value of a Tuple; those output_buffer()

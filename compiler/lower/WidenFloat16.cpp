@@ -122,7 +122,7 @@ class Widen : public IRMutator {
     const bool math = op->call_type == Call::PureExtern;
     const bool test = op->call_type == Call::Intrinsic &&
                       (op->name == Call::IsNan || op->name == Call::IsInf || op->name == Call::IsFinite);
-    if (!math && !test && !op->is_print() && !op->is_require())
+    if (!math && !test && !op->is_print() && !op->is_trace() && !op->is_require())
       return IRMutator::visit(op);
     // Math in float32, the result rounded back; tests, printing and requirements of the widened value.
     std::vector<Expr> args;

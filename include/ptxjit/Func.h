@@ -455,6 +455,16 @@ public:
   Func clone_in(const Func &consumer);
   Func clone_in(const std::vector<Func> &consumers);
 
+  /// Halide's tracing, for debugging: each value this Func stores prints "Store f.0(x, y) = v"
+  /// (after the name, the value's index), each read of it "Load f.0(x, y) = v", and each of its
+  /// realizations "Produce f(min, extent, ...)", "End produce f(...)", "Consume f(...)", "End
+  /// consume f(...)" over its region, through the realize's print handler (device printf in GPU
+  /// kernels). Lanes of a vector print one by one; parallel loops print in any order. Results are
+  /// unchanged.
+  Func &trace_stores();
+  Func &trace_loads();
+  Func &trace_realizations();
+
   /// The buffer a realize writes this Func's value to, where the Func is an output, to read its
   /// fields or constrain them (Halide's output_buffer): `f.output_buffer().dim(0).set_stride(3)`
   /// writes interleaved pixels, set_stride(Expr()) any layout, set_bounds a fixed region, which

@@ -325,6 +325,9 @@ void bind_func(nb::module_ &m) {
           .def("store_at", [](Func &f, const Func &consumer, nb::handle var) { return f.store_at(consumer, loopVariable(var)); },
                nb::arg("consumer"), nb::arg("var"))
           .def("store_at", [](Func &f, const LoopLevel &level) { return f.store_at(level); }, nb::arg("level"))
+          .def("trace_stores", [](Func &f) { return f.trace_stores(); })
+          .def("trace_loads", [](Func &f) { return f.trace_loads(); })
+          .def("trace_realizations", [](Func &f) { return f.trace_realizations(); })
           .def("output_buffer", &Func::output_buffer)
           .def("output_buffers", &Func::output_buffers)
           .def("hoist_storage_root", [](Func &f) { return f.hoist_storage_root(); })

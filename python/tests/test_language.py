@@ -683,3 +683,14 @@ def test_interleaved_output_through_output_buffer(rng):
     for out in (np.zeros((6, 10, 3), dtype=np.uint8).transpose(2, 0, 1), np.zeros((3, 6, 10), dtype=np.uint8)):
         assert any_layout.realize(out) is None
         np.testing.assert_array_equal(out, a // 2 + 7)
+
+
+def test_trace_stores_print_each_store(capfd):
+    x = pj.Var("x")
+    f = pj.Func("traced")
+    f[x] = x * 3
+    f.trace_stores().trace_realizations()
+    out = pj.Pipeline(f).realize([3])
+    np.testing.assert_array_equal(out, [0, 3, 6])
+    printed = capfd.readouterr().err
+    assert "Produce traced(0, 3)\nStore traced.0(0) = 0\nStore traced.0(1) = 3\nStore traced.0(2) = 6\nEnd produce traced(0, 3)\n" in printed

@@ -2071,6 +2071,84 @@ TEST_CASE("print and print_when report through the call's print handler and retu
   CHECK_THROWS_WITH(print_when(x, x), Catch::Contains("the condition of print_when must be a boolean"));
 }
 
+TEST_CASE("trace_stores, trace_loads and trace_realizations print each event through the print handler",
+          "[cpu][language]") {
+  const Target host("host");
+  struct Printing : JITUserContext {
+    std::mutex Mutex;
+    std::vector<std::string> Lines;
+  };
+  Printing printing;
+  printing.handlers.print = [](JITUserContext *u, const char *message) {
+    auto *p = static_cast<Printing *>(u);
+    std::lock_guard<std::mutex> lock(p->Mutex);
+    p->Lines.push_back(message);
+  };
+  Var x("x"), y("y");
+
+  SECTION("Halide's tutorial gradient: one store a point, in loop order, vectorized lane by lane") {
+    for (bool vectorized : {false, true}) {
+      INFO("vectorized " << vectorized);
+      printing.Lines.clear();
+      Func gradient(vectorized ? "traced_gradient_vectors" : "traced_gradient");
+      gradient(x, y) = x + y;
+      gradient.trace_stores();
+      if (vectorized)
+        gradient.vectorize(x, 4);
+      Buffer<int> out(4, 2);
+      Pipeline p(gradient);
+      p.compile_jit(host);
+      p.realize(&printing, out);
+      std::vector<std::string> expected;
+      for (int j = 0; j < 2; ++j)
+        for (int i = 0; i < 4; ++i) {
+          CHECK(out(i, j) == i + j);
+          expected.push_back("Store " + gradient.name() + ".0(" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") = " + std::to_string(i + j) + "\n");
+        }
+      CHECK(printing.Lines == expected);
+    }
+  }
+
+  SECTION("loads of a root producer, a Tuple's stores and the realizations' regions") {
+    printing.Lines.clear();
+    Func producer("traced_producer"), pair("traced_pair");
+    producer(x) = x * 10;
+    pair(x) = Tuple(producer(x) + producer(x + 1), cast<float>(x) * 0.5f);
+    producer.compute_root().trace_loads().trace_realizations();
+    pair.trace_stores();
+    Buffer<int> sums(3);
+    Buffer<float> halves(3);
+    sums.set_min({2});
+    halves.set_min({2});
+    Pipeline p(pair);
+    p.compile_jit(host);
+    p.realize(&printing, {sums, halves});
+    const std::vector<std::string> expected = {
+        "Produce traced_producer(2, 4)\n",
+        "End produce traced_producer(2, 4)\n",
+        "Consume traced_producer(2, 4)\n",
+        "Load traced_producer.0(2) = 20\n",
+        "Load traced_producer.0(3) = 30\n",
+        "Store traced_pair.0(2) = 50\n",
+        "Store traced_pair.1(2) = 1.000000\n",
+        "Load traced_producer.0(3) = 30\n",
+        "Load traced_producer.0(4) = 40\n",
+        "Store traced_pair.0(3) = 70\n",
+        "Store traced_pair.1(3) = 1.500000\n",
+        "Load traced_producer.0(4) = 40\n",
+        "Load traced_producer.0(5) = 50\n",
+        "Store traced_pair.0(4) = 90\n",
+        "Store traced_pair.1(4) = 2.000000\n",
+        "End consume traced_producer(2, 4)\n"};
+    CHECK(printing.Lines == expected);
+    for (int i = 2; i < 5; ++i) {
+      CHECK(sums(i) == 20 * i + 10);
+      CHECK(halves(i) == i * 0.5f);
+    }
+  }
+}
+
 TEST_CASE("Boundary conditions of a Func of several values bound each value alike", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);

@@ -2466,6 +2466,26 @@ TEST_CASE("An interleaved RGB output written by a GPU kernel (output_buffer stri
   CHECK(&out(1, 0, 0) == &out(0, 0, 2) + 1);
 }
 
+TEST_CASE("Traced Funcs in a kernel compute what untraced ones do", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  const int w = 6, h = 2; // a few lines of device printf on stdout
+  Buffer<float> input(w + 1, h);
+  fill_random(input, seed);
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func tile("traced_gpu_tile"), f("traced_gpu_out");
+  tile(x, y) = input(x, y) * 2.0f;
+  f(x, y) = tile(x, y) + tile(x + 1, y);
+  f.gpu_tile(x, y, xo, yo, xi, yi, 8, 2).trace_stores();
+  tile.compute_at(f, xo).gpu_threads(x, y).trace_loads().trace_realizations();
+  Buffer<float> out = onGPU(f).realize<float>({w, h});
+  copy_to_host(out);
+  check_against(out, [&](const std::vector<int> &p) {
+    return input(p[0], p[1]) * 2.0f + input(p[0] + 1, p[1]) * 2.0f;
+  });
+}
+
 TEST_CASE("Halide's max filter and unsharp mask under their GPU schedules match plain C++", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   const uint32_t seed = fresh_seed();
