@@ -75,11 +75,11 @@ private:
     }
     for (size_t i = 0; i < region.size(); ++i)
       placeholders += i ? ", %" : "%";
-    const std::string what = op->is_producer ? "produce " : "consume ";
-    auto mark = [&](const std::string &text) {
-      return Evaluate::make(event(text + " " + f->name + "(" + placeholders + ")", make_zero(Int(32)), region));
+    auto mark = [&](const std::string &what) {
+      return Evaluate::make(event(what + " " + f->name + "(" + placeholders + ")", make_zero(Int(32)), region));
     };
-    Stmt traced = Block::make({mark(op->is_producer ? "Produce" : "Consume"), body, mark("End " + what.substr(0, what.size() - 1))});
+    const Stmt traced = op->is_producer ? Block::make({mark("Produce"), body, mark("End produce")})
+                                        : Block::make({mark("Consume"), body, mark("End consume")});
     return ProducerConsumer::make(op->name, op->is_producer, traced);
   }
 
