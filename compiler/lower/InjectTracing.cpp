@@ -40,7 +40,7 @@ private:
   std::map<std::string, Region> Realized; // the region of each realization around the code
   int Lets = 0;                          // names the values loads are bound to apart
 
-  const FunctionContents *traced(const std::string &name) const {
+  const FunctionContents *function(const std::string &name) const {
     auto it = Env.find(name);
     return it == Env.end() ? nullptr : it->second.get();
   }
@@ -56,7 +56,7 @@ private:
   // Produce, End produce, Consume, End consume: the realization's region, or the output buffer's.
   Stmt visit(const ProducerConsumer *op) override {
     Stmt body = mutate(op->body);
-    const FunctionContents *f = traced(op->name);
+    const FunctionContents *f = function(op->name);
     if (!f || !f->trace_realizations)
       return ProducerConsumer::make(op->name, op->is_producer, body);
     std::vector<Expr> region;
@@ -86,7 +86,7 @@ private:
   // The store, then each value read back: "Store f.0(x, y) = v".
   Stmt visit(const Provide *op) override {
     Stmt provide = IRMutator::visit(op);
-    const FunctionContents *f = traced(op->name);
+    const FunctionContents *f = function(op->name);
     if (!f || !f->trace_stores)
       return provide;
     std::vector<Stmt> block{provide};
@@ -105,7 +105,7 @@ private:
   // The value read, printed: "Load f.0(x, y) = v".
   Expr visit(const Call *op) override {
     Expr call = IRMutator::visit(op);
-    const FunctionContents *f = op->call_type == Call::Halide ? traced(op->name) : nullptr;
+    const FunctionContents *f = op->call_type == Call::Halide ? function(op->name) : nullptr;
     if (!f || !f->trace_loads)
       return call;
     const Expr loaded = Variable::make(op->type, op->name + ".traced_load" + std::to_string(Lets++));
