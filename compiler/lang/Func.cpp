@@ -1038,13 +1038,29 @@ Func::Func(std::shared_ptr<FunctionContents> contents) : Contents(std::move(cont
     throw CompileError("a Func made of no contents");
 }
 
-Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappers, const std::string &consumer,
-               const std::string &wrappedName, const std::vector<Type> &types, const std::vector<std::string> &vars,
-               bool image, const std::function<void(FunctionContents &)> &link) {
-  std::shared_ptr<FunctionContents> &existing = wrappers[consumer];
+Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappers,
+                const std::vector<std::string> &consumers, const std::string &wrappedName,
+                const std::vector<Type> &types, const std::vector<std::string> &vars, bool image,
+                const std::function<void(FunctionContents &)> &link) {
+  if (consumers.empty())
+    throw CompileError("in() of " + wrappedName + ": name at least one consumer");
+  std::string joined;
+  for (const std::string &c : consumers)
+    joined += (joined.empty() ? "" : "_") + c;
+  auto wrapperOf = [&](const std::string &c) {
+    auto it = wrappers.find(c);
+    return it == wrappers.end() ? nullptr : it->second;
+  };
+  const std::shared_ptr<FunctionContents> existing = wrapperOf(consumers.front());
+  for (const std::string &c : consumers)
+    if (wrapperOf(c) != existing)
+      throw CompileError("in() of " + wrappedName + " for several consumers: " + consumers.front() + " reads " +
+                         (existing ? existing->name : std::string("no wrapper")) + " but " + c + " reads " +
+                         (wrapperOf(c) ? wrapperOf(c)->name : std::string("none")) +
+                         "; consumers given together share one wrapper");
   if (existing)
     return Func(existing);
-  Func wrapper(consumer.empty() ? wrappedName + "_global_wrapper" : wrappedName + "_in_" + consumer);
+  Func wrapper(joined.empty() ? wrappedName + "_global_wrapper" : wrappedName + "_in_" + joined);
   std::vector<Expr> args;
   for (const std::string &v : vars)
     args.push_back(Var(v));
@@ -1054,31 +1070,39 @@ Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappe
                                 static_cast<int>(i)));
   wrapper(args) = Tuple(values);
   link(*wrapper.contents());
-  existing = wrapper.contents();
+  for (const std::string &c : consumers)
+    wrappers[c] = wrapper.contents();
   return wrapper;
 }
 
 namespace {
 
-Func funcWrapper(const std::shared_ptr<FunctionContents> &f, const std::string &consumer) {
+Func funcWrapper(const std::shared_ptr<FunctionContents> &f, const std::vector<std::string> &consumers) {
   if (!f->defined())
     throw CompileError("Func " + f->name + " is wrapped by in() before it is defined");
-  if (auto it = f->wrappers.find(consumer); it != f->wrappers.end() && it->second->wrapped_func.lock() != f)
-    throw CompileError("in() of Func " + f->name + (consumer.empty() ? "" : " for " + consumer) + ": " +
-                       it->second->name + " is read there instead already; a consumer reads one wrapper or clone");
-  return wrapper_of(f->wrappers, consumer, f->name, f->types, f->args, false,
+  for (const std::string &consumer : consumers) {
+    if (consumer == f->name)
+      throw CompileError("Func " + f->name + " cannot wrap its reads of itself: in() names another consumer");
+    if (auto it = f->wrappers.find(consumer); it != f->wrappers.end() && it->second->wrapped_func.lock() != f)
+      throw CompileError("in() of Func " + f->name + (consumer.empty() ? "" : " for " + consumer) + ": " +
+                         it->second->name + " is read there instead already; a consumer reads one wrapper or clone");
+  }
+  return wrapper_of(f->wrappers, consumers, f->name, f->types, f->args, false,
                     [&](FunctionContents &w) { w.wrapped_func = f; });
+}
+
+std::vector<std::string> namesOf(const std::vector<Func> &funcs) {
+  std::vector<std::string> names;
+  for (const Func &f : funcs)
+    names.push_back(f.name());
+  return names;
 }
 
 } // namespace
 
-Func Func::in(const Func &consumer) {
-  if (consumer.contents() == Contents)
-    throw CompileError("Func " + name() + " cannot wrap its reads of itself: in() names another consumer");
-  return funcWrapper(Contents, consumer.name());
-}
-
-Func Func::in() { return funcWrapper(Contents, ""); }
+Func Func::in(const Func &consumer) { return funcWrapper(Contents, {consumer.name()}); }
+Func Func::in(const std::vector<Func> &consumers) { return funcWrapper(Contents, namesOf(consumers)); }
+Func Func::in() { return funcWrapper(Contents, {""}); }
 
 Func &Func::trace_stores() {
   Contents->trace_stores = true;

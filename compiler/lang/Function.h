@@ -171,12 +171,15 @@ struct FunctionContents {
 /// name for one value, "func.index" for each of a Tuple's.
 std::string value_buffer_name(const std::string &func, int index, size_t count);
 
-/// The wrapper (Func::in, ImageParam::in) that `wrappers` holds for `consumer` ("" for every
-/// consumer), made on first use: a Func of `vars` whose values read `wrappedName` by name;
-/// `link` records what it wraps (FunctionContents::wrapped_func, wrapped_image).
-Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappers, const std::string &consumer,
-                const std::string &wrappedName, const std::vector<Type> &types, const std::vector<std::string> &vars,
-                bool image, const std::function<void(FunctionContents &)> &link);
+/// The wrapper (Func::in, ImageParam::in) that `wrappers` holds for `consumers` (one, several that
+/// share it, or "" for every consumer without one of its own), made on first use: a Func of `vars`
+/// whose values read `wrappedName` by name; `link` records what it wraps
+/// (FunctionContents::wrapped_func, wrapped_image). Consumers given together either all read the
+/// one wrapper already or none reads any: a CompileError otherwise.
+Func wrapper_of(std::map<std::string, std::shared_ptr<FunctionContents>> &wrappers,
+                const std::vector<std::string> &consumers, const std::string &wrappedName,
+                const std::vector<Type> &types, const std::vector<std::string> &vars, bool image,
+                const std::function<void(FunctionContents &)> &link);
 
 /// An update of value `index` of the Func named `func` of the form f(args)[index] op e, with op
 /// one of + - * min max && || and e reading none of the values the update writes: its

@@ -218,20 +218,26 @@ std::mutex BufferInputsLock;
 namespace {
 
 // Its loops are named by the implicit Vars _0, _1, ...
-Func imageWrapper(const std::shared_ptr<ParameterContents> &image, const std::string &consumer) {
+Func imageWrapper(const std::shared_ptr<ParameterContents> &image, const std::vector<std::string> &consumers) {
   if (!image)
     throw CompileError("in() of an uninitialized ImageParam");
   std::vector<std::string> vars;
   for (int d = 0; d < image->dimensions; ++d)
     vars.push_back("_" + std::to_string(d));
-  return wrapper_of(image->wrappers, consumer, image->name, {image->type}, vars, true,
+  return wrapper_of(image->wrappers, consumers, image->name, {image->type}, vars, true,
                     [&](FunctionContents &w) { w.wrapped_image = image; });
 }
 
 } // namespace
 
-Func ImageParam::in(const Func &consumer) { return imageWrapper(Contents, consumer.name()); }
-Func ImageParam::in() { return imageWrapper(Contents, ""); }
+Func ImageParam::in(const Func &consumer) { return imageWrapper(Contents, {consumer.name()}); }
+Func ImageParam::in(const std::vector<Func> &consumers) {
+  std::vector<std::string> names;
+  for (const Func &f : consumers)
+    names.push_back(f.name());
+  return imageWrapper(Contents, names);
+}
+Func ImageParam::in() { return imageWrapper(Contents, {""}); }
 
 Expr ImageParam::operator()(std::vector<Expr> args) const {
   if (!Contents)

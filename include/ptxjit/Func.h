@@ -447,6 +447,8 @@ public:
   /// in() wraps f for every consumer without a wrapper of its own. Asking again returns the same
   /// wrapper; a wrapper reads f itself.
   Func in(const Func &consumer);
+  /// One wrapper that all of `consumers` read (`f.in({g, h})`).
+  Func in(const std::vector<Func> &consumers);
   Func in();
   /// As Halide's: a copy of this Func (its definitions, and its schedule as it is now), named
   /// "<f>_clone_in_<consumer>", that `consumer` (each of `consumers`) reads instead of this one,

@@ -116,6 +116,8 @@ public:
   /// reads instead of the input, with a schedule of its own: stage a tile of the input in GPU
   /// shared memory, say. Asking again returns the same wrapper.
   Func in(const Func &consumer);
+  /// One wrapper that all of `consumers` read (`in.in({f, g})`).
+  Func in(const std::vector<Func> &consumers);
   Func in();
   /// A Func reading the input at its arguments, inlined unless scheduled (as in Halide, where an
   /// ImageParam passes for a Func): a fresh one each time.

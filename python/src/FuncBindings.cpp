@@ -336,6 +336,7 @@ void bind_func(nb::module_ &m) {
                nb::arg("consumer"), nb::arg("var"))
           .def("hoist_storage", [](Func &f, const LoopLevel &level) { return f.hoist_storage(level); }, nb::arg("level"))
           .def("in_", nb::overload_cast<const Func &>(&Func::in), nb::arg("consumer"))
+          .def("in_", nb::overload_cast<const std::vector<Func> &>(&Func::in), nb::arg("consumers"))
           .def("in_", nb::overload_cast<>(&Func::in))
           .def("clone_in", nb::overload_cast<const Func &>(&Func::clone_in), nb::arg("consumer"))
           .def("clone_in", nb::overload_cast<const std::vector<Func> &>(&Func::clone_in), nb::arg("consumers"))

@@ -2,6 +2,7 @@
 
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstring>
 
@@ -171,6 +172,7 @@ void bind_params(nb::module_ &m) {
            nb::arg("estimates"), nb::rv_policy::reference_internal)
       .def("__getitem__", [](const ImageParam &p, nb::handle key) { return p(to_exprs(key)); })
       .def("in_", nb::overload_cast<const Func &>(&ImageParam::in), nb::arg("consumer"))
+      .def("in_", nb::overload_cast<const std::vector<Func> &>(&ImageParam::in), nb::arg("consumers"))
       .def("in_", nb::overload_cast<>(&ImageParam::in))
       .def("__repr__", [](const ImageParam &p) {
         return "ptxjit.ImageParam(" + to_string(p.type()) + ", " + std::to_string(p.dimensions()) + ", " + p.name() + ")";

@@ -694,3 +694,20 @@ def test_trace_stores_print_each_store(capfd):
     np.testing.assert_array_equal(out, [0, 3, 6])
     printed = capfd.readouterr().err
     assert "Produce traced(0, 3)\nStore traced.0(0) = 0\nStore traced.0(1) = 3\nStore traced.0(2) = 6\nEnd produce traced(0, 3)\n" in printed
+
+
+def test_one_wrapper_for_several_consumers(rng):
+    x, y = pj.Var("x"), pj.Var("y")
+    inp = pj.ImageParam(pj.Int(32), 2, "inp")
+    f, g, h = pj.Func("f"), pj.Func("g"), pj.Func("h")
+    f[x, y] = inp[x, y] * 2
+    g[x, y] = f[x, y] + f[x + 1, y]
+    h[x, y] = g[x, y] - f[x, y]
+    g.compute_root()
+    shared = f.in_([g, h])
+    shared.compute_root()
+    assert shared.name() == "f_in_g_h" and inp.in_([g, h]).name() == "inp_in_g_h"
+    a = rng.integers(-100, 100, size=(5, 9), dtype=np.int32)
+    inp.set(a)
+    out = pj.Pipeline(h).realize([8, 5])
+    np.testing.assert_array_equal(out, a[:, 0:8] * 2 + a[:, 1:9] * 2 - a[:, 0:8] * 2)

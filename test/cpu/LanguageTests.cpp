@@ -1857,6 +1857,47 @@ TEST_CASE("Func::in and ImageParam::in: wrappers that chosen consumers read, sch
     check_against(result, expected);
   }
 
+  SECTION("f.in({g, h}) and in.in({g, h}): one wrapper that both consumers read") {
+    Func f("f"), g("g"), h("h");
+    f(x, y) = in(x, y) * 2 + 1;
+    g(x, y) = f(x, y) + f(x + 1, y);
+    h(x, y) = g(x, y) + f(x, y) * 3;
+    g.compute_root();
+    Func shared = f.in({g, h});
+    CHECK(shared.name() == "f_in_g_h");
+    CHECK(f.in(g).name() == "f_in_g_h"); // each consumer's wrapper is the shared one
+    CHECK(f.in({h, g}).name() == "f_in_g_h");
+    shared.compute_root().vectorize(x, 4);
+    Pipeline p(h);
+    const std::string nest = p.loop_nest();
+    INFO(nest);
+    CHECK(nest.find("produce f_in_g_h") != std::string::npos);
+    CHECK(nest.find("produce f:") == std::string::npos); // f is read through the wrapper only, inlined
+    Buffer<int32_t> result(38, 20);
+    p.realize(result);
+    check_against(result, expected);
+    // Consumers given together share one wrapper: a consumer with another is an error.
+    Func k("k");
+    k(x, y) = f(x, y) - 1;
+    Func alone = f.in(k);
+    CHECK_THROWS_WITH(f.in({g, k}), Catch::Contains("g reads f_in_g_h but k reads f_in_k; consumers given together share one wrapper"));
+    CHECK_THROWS_WITH(f.in(std::vector<Func>{}), Catch::Contains("name at least one consumer"));
+    CHECK(alone.name() == "f_in_k");
+
+    ImageParam img(Int(32), 2, "img_shared");
+    img.set(input);
+    Func a("a_of_img"), b("b_of_img");
+    a(x, y) = img(x, y) + 1;
+    b(x, y) = a(x, y) * img(x + 1, y);
+    a.compute_root();
+    img.in({a, b}).compute_root();
+    const std::string imageNest = Pipeline(b).loop_nest();
+    CHECK(imageNest.find("produce img_shared_in_a_of_img_b_of_img") != std::string::npos);
+    Buffer<int32_t> product(39, 20);
+    Pipeline(b).realize(product);
+    check_against(product, [&](const std::vector<int> &c) { return (input(c[0], c[1]) + 1) * input(c[0] + 1, c[1]); });
+  }
+
   SECTION("f.in(): every consumer reads one wrapper; a consumer's own wrapper wins") {
     Func f("f"), g("g"), h("h");
     f(x, y) = in(x, y) * 2 + 1;
