@@ -10,6 +10,18 @@
 
 namespace ptxjit::test {
 
+/// A two-point stencil of `source` over a tile each GPU block computes, traced: the output's stores,
+/// and the tile's loads and realizations (Funcs `<prefix>_tile` and `<prefix>_out`).
+inline Func traced_gpu_stencil(const Func &source, const std::string &prefix, int tileX, int tileY) {
+  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
+  Func tile(prefix + "_tile"), out(prefix + "_out");
+  tile(x, y) = source(x, y) * 2.0f;
+  out(x, y) = tile(x, y) + tile(x + 1, y);
+  out.gpu_tile(x, y, xo, yo, xi, yi, tileX, tileY).trace_stores();
+  tile.compute_at(out, xo).gpu_threads(x, y).trace_loads().trace_realizations();
+  return out;
+}
+
 /// The tiles of a matrix product out(x, y) = sum A(x, r) B(r, y): a block's, and a thread's of it.
 struct MatMulTiles {
   int blockX, blockY, threadX, threadY;

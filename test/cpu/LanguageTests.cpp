@@ -28,6 +28,19 @@ using namespace ptxjit::test;
 
 namespace {
 
+// A realize's user context whose print handler keeps each message, in order, as a line.
+struct PrintedLines : JITUserContext {
+  std::mutex Mutex; // guards Lines: parallel loops print at once
+  std::vector<std::string> Lines;
+  PrintedLines() {
+    handlers.print = [](JITUserContext *u, const char *message) {
+      auto *p = static_cast<PrintedLines *>(u);
+      std::lock_guard<std::mutex> lock(p->Mutex);
+      p->Lines.push_back(message);
+    };
+  }
+};
+
 // A 3x3 box blur (three columns summed, then three rows of those over 9) of a fresh random input
 // with a one-pixel margin, as plain C++ computes it.
 struct BoxBlur {
@@ -2038,16 +2051,7 @@ TEST_CASE("Vector exp and log of floats within a few units in the last place; po
 TEST_CASE("print and print_when report through the call's print handler and return their value", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
-  struct Printing : JITUserContext {
-    std::mutex Mutex;
-    std::vector<std::string> Lines;
-  };
-  Printing printing;
-  printing.handlers.print = [](JITUserContext *u, const char *message) {
-    auto *p = static_cast<Printing *>(u);
-    std::lock_guard<std::mutex> lock(p->Mutex);
-    p->Lines.push_back(message);
-  };
+  PrintedLines printing;
   const int n = 37;
   Buffer<float> input(n);
   fill_random(input, seed, -100.0, 100.0);
@@ -2115,16 +2119,7 @@ TEST_CASE("print and print_when report through the call's print handler and retu
 TEST_CASE("trace_stores, trace_loads and trace_realizations print each event through the print handler",
           "[cpu][language]") {
   const Target host("host");
-  struct Printing : JITUserContext {
-    std::mutex Mutex;
-    std::vector<std::string> Lines;
-  };
-  Printing printing;
-  printing.handlers.print = [](JITUserContext *u, const char *message) {
-    auto *p = static_cast<Printing *>(u);
-    std::lock_guard<std::mutex> lock(p->Mutex);
-    p->Lines.push_back(message);
-  };
+  PrintedLines printing;
   Var x("x"), y("y");
 
   SECTION("Halide's tutorial gradient: one store a point, in loop order, vectorized lane by lane") {
@@ -3053,6 +3048,12 @@ TEST_CASE("output_buffer(): interleaved, free and fixed output layouts, checked 
     CHECK_THROWS_WITH(outer.realize({8, 8}, host),
                       Catch::Contains("uses not_output_inner.extent.0, a field of the output buffer not_output_inner, "
                                       "but that Func is not an output of this pipeline"));
+    Func undefined("undefined_output");
+    CHECK_THROWS_WITH(undefined.output_buffer(), Catch::Contains("output_buffers() of Func undefined_output before it is defined"));
+    CHECK_THROWS_WITH(inner.output_buffer().dim(2), Catch::Contains("the output buffer not_output_inner has no dimension 2"));
+    CHECK_THROWS_WITH(inner.output_buffer().dim(0).set_min(x),
+                      Catch::Contains("the output buffer not_output_inner.dim(0).set_min: a constraint is a value of Params "
+                                      "and constants, but it uses x"));
   }
 }
 

@@ -2473,12 +2473,7 @@ TEST_CASE("Traced Funcs in a kernel compute what untraced ones do", "[gpu]") {
   const int w = 6, h = 2; // a few lines of device printf on stdout
   Buffer<float> input(w + 1, h);
   fill_random(input, seed);
-  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
-  Func tile("traced_gpu_tile"), f("traced_gpu_out");
-  tile(x, y) = input(x, y) * 2.0f;
-  f(x, y) = tile(x, y) + tile(x + 1, y);
-  f.gpu_tile(x, y, xo, yo, xi, yi, 8, 2).trace_stores();
-  tile.compute_at(f, xo).gpu_threads(x, y).trace_loads().trace_realizations();
+  Func f = traced_gpu_stencil(Func(input), "traced_gpu", 8, 2);
   Buffer<float> out = onGPU(f).realize<float>({w, h});
   copy_to_host(out);
   check_against(out, [&](const std::vector<int> &p) {

@@ -655,15 +655,10 @@ TEST_CASE("print in a kernel calls device printf", "[ptx]") {
 
 TEST_CASE("Tracing in kernels prints through device printf", "[ptx]") {
   ImageParam in(Float(32), 2, "in");
-  Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
-  Func tile("traced_tile"), f("traced_kernel");
-  tile(x, y) = in(x, y) * 2.0f;
-  f(x, y) = tile(x, y) + tile(x + 1, y);
-  f.gpu_tile(x, y, xo, yo, xi, yi, 16, 16).trace_stores();
-  tile.compute_at(f, xo).gpu_threads(x, y).trace_loads().trace_realizations();
+  Func f = test::traced_gpu_stencil(in, "traced", 16, 16);
   const std::string stmt = Pipeline(f).lowered_stmt(Target("host-cuda-cuda_capability_80"));
   INFO(stmt);
-  CHECK_THAT(stmt, Catch::Contains("Store traced_kernel.0(") && Catch::Contains("Load traced_tile.0(") &&
+  CHECK_THAT(stmt, Catch::Contains("Store traced_out.0(") && Catch::Contains("Load traced_tile.0(") &&
                        Catch::Contains("Produce traced_tile("));
   std::string ptx = Pipeline(f).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
   CHECK_THAT(ptx, Catch::Contains(".extern .func  (.param .b32 func_retval0) vprintf"));
