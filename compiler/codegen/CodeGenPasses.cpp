@@ -8,17 +8,25 @@
 
 namespace ptxjit::codegen {
 
-bool add_code_generation_passes(bool loopStrengthReduction, const std::function<bool()> &addPasses) {
-  static std::mutex mutex; // guards the option from one set-up to the next
-  static llvm::cl::opt<bool> *const disableLSR = [] {
-    llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions();
-    auto it = options.find("disable-lsr");
-    return it == options.end() ? nullptr : static_cast<llvm::cl::opt<bool> *>(it->second);
-  }();
-  if (!disableLSR)
-    throw InternalError("LLVM has no -disable-lsr option: code generation cannot leave loop strength reduction out");
+namespace {
+
+llvm::cl::opt<bool> &flagOption(const char *name) {
+  llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find(name);
+  if (it == options.end())
+    throw InternalError(std::string("LLVM has no -") + name + " option: code generation cannot leave that pass out");
+  return *static_cast<llvm::cl::opt<bool> *>(it->second);
+}
+
+} // namespace
+
+bool add_code_generation_passes(const CodeGenerationPasses &keep, const std::function<bool()> &addPasses) {
+  static std::mutex mutex; // guards the options from one set-up to the next
+  static llvm::cl::opt<bool> &disableLSR = flagOption("disable-lsr");
+  static llvm::cl::opt<bool> &disablePostRA = flagOption("disable-post-ra");
   std::lock_guard<std::mutex> lock(mutex);
-  disableLSR->setValue(!loopStrengthReduction);
+  disableLSR.setValue(!keep.LoopStrengthReduction);
+  disablePostRA.setValue(!keep.PostRAScheduling);
   return addPasses();
 }
 

@@ -391,7 +391,7 @@ std::string CodeGen_PTX::compile_to_ptx() {
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream out(ptx);
   llvm::legacy::PassManager passes;
-  if (add_code_generation_passes(/*loopStrengthReduction=*/true, [&] {
+  if (add_code_generation_passes(CodeGenerationPasses{}, [&] {
         return Machine->addPassesToEmitFile(passes, out, nullptr, llvm::CodeGenFileType::AssemblyFile);
       }))
     internal_error("NVPTX cannot emit PTX");
