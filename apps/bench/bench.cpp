@@ -87,7 +87,9 @@ int main(int argc, char **argv) {
   const std::string cacheDirectory = mkdtemp(pattern.data()) ? pattern : std::string();
   if (!cacheDirectory.empty())
     setenv("PTXJIT_CACHE_DIR", cacheDirectory.c_str(), 1);
-  const int compileReps = quick ? 3 : 7, realizeReps = quick ? 5 : 15;
+  // A compile takes milliseconds, and a shared machine's speed varies from one to the next:
+  // enough of them that one slowed down does not move the median.
+  const int compileReps = quick ? 5 : 15, realizeReps = quick ? 5 : 15;
   const int w = quick ? 1024 : 2048, h = quick ? 1024 : 2048;
   Target host("host");
   std::vector<std::string> results;
