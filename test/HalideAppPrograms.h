@@ -528,6 +528,45 @@ struct ConvLayer {
     Input.in().compute_at(Conv, x).unroll(_0);
   }
 
+  /// The app's bounds on its output (it compiles for one size): loops of constant extents.
+  void boundOutput(int channels, int width, int height, int batch) {
+    Relu.bound(c, 0, channels).bound(x, 0, width).bound(y, 0, height).bound(n, 0, batch);
+  }
+
+  /// The app's CUDA schedule: a block computes 32 output channels (a lane each) by 5x5 pixels of
+  /// a batch, conv's accumulators in registers; the channel tiles and the batch fused into one
+  /// block dimension; 16 input channels of the input staged in registers at a time.
+  void scheduleForCUDA() {
+    Var xi("xi"), xo("xo"), yi("yi"), yo("yo"), ci("ci"), co("co"), t("t");
+    RVar rxo("rxo"), rxi("rxi"), rxii("rxii");
+    Relu.compute_root()
+        .split(x, xo, xi, 5)
+        .split(y, yo, yi, 5)
+        .split(c, co, ci, 32)
+        .reorder(xi, yi, ci, xo, yo, co, n)
+        .gpu_lanes(ci)
+        .unroll(xi)
+        .unroll(yi)
+        .fuse(co, n, t)
+        .gpu_blocks(xo, yo, t);
+    Conv.compute_at(Relu, xo)
+        .store_in(MemoryType::Register)
+        .gpu_lanes(c)
+        .unroll(x)
+        .unroll(y)
+        .update()
+        .split(R.x, rxo, rxi, 16)
+        .split(rxi, rxi, rxii, 2)
+        .reorder(c, rxii, x, y, R.y, R.z, rxi, rxo)
+        .gpu_lanes(c)
+        .unroll(x)
+        .unroll(y)
+        .unroll(R.y)
+        .unroll(R.z)
+        .unroll(rxii);
+    Input.in().compute_at(Conv, rxo).vectorize(_0, 2).split(_1, xo, xi, 4).fuse(_0, xi, t).gpu_lanes(t).unroll(xo).unroll(_2);
+  }
+
   static float reference(const Buffer<float> &input, const Buffer<float> &filter, const Buffer<float> &bias, int oc,
                          int i, int j, int b) {
     float v = bias(oc);

@@ -1,6 +1,7 @@
 #include "Interval.h"
 
 #include "Constants.h"
+#include "IREquality.h"
 #include "IRVisitor.h"
 #include "Simplify.h"
 
@@ -20,8 +21,17 @@ public:
   Bounds(const Scope &scope, CallBounds *calls) : TheScope(scope), Calls(calls) {}
   Interval Result;
 
+  // A signed integer expression of free variables and constants has one value wherever its
+  // bounds are used: itself. Its ends, computed apart, may not show it (a fused loop's variable
+  // split back by a symbolic extent: (t % e) gets [0, |e| - 1] from e's ends computed twice).
   Interval of(const Expr &e) {
+    const bool outer = OnlyFreeVariables;
+    OnlyFreeVariables = true; // the visit of each operand's of() clears it where that one is not
     e.accept(this);
+    OnlyFreeVariables = OnlyFreeVariables && ofFreeVariables(e);
+    if (OnlyFreeVariables && !Result.min.same_as(Result.max))
+      Result = Interval::single_point(Result.is_bounded() && equal(Result.min, Result.max) ? Result.min : e);
+    OnlyFreeVariables = outer && OnlyFreeVariables;
     return Result;
   }
 
@@ -32,6 +42,25 @@ private:
   // Free variables (neither lets nor in the scope) take any value of their type instead of
   // standing for themselves: the bounds that hold whatever they are (constantBoundsOf).
   bool FreeVariablesUnknown = false;
+  // Whether the expression of() is visiting, and each operand visited so far, is integer
+  // arithmetic on constants and free variables only.
+  bool OnlyFreeVariables = true;
+
+  // Whether `e` itself, given operands that are, is signed integer arithmetic on constants and
+  // free variables: nodes whose visits take their operands' bounds through of(); no float (its
+  // rounding may differ where the bounds are used: see floatToInteger) and no type that wraps
+  // (the bounds of its values are the type's range, which users of bounds rely on).
+  bool ofFreeVariables(const Expr &e) const {
+    const Type t = e.type();
+    if (!t.is_scalar() || !t.is_int() || wraps(t))
+      return false;
+    if (const auto *v = e.as<Variable>())
+      return !FreeVariablesUnknown && Lets.count(v->name) == 0 && TheScope.find(v->name) == TheScope.end();
+    if (const auto *c = e.as<Cast>())
+      return c->value.type().is_int() && !wraps(c->value.type());
+    return e.as<IntImm>() || e.as<UIntImm>() || e.as<Add>() || e.as<Sub>() || e.as<Mul>() || e.as<Div>() ||
+           e.as<Mod>() || e.as<Min>() || e.as<Max>();
+  }
 
   /// Constant bounds of `e` over every value of its free variables, where there are any.
   std::optional<std::pair<int64_t, int64_t>> constantBoundsOf(const Expr &e) {

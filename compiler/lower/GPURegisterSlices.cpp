@@ -28,6 +28,62 @@ struct Access {
   std::string what; // "out reads it", for errors
   bool writes;
   std::vector<Interval> box;
+  std::vector<Expr> guards; // integers the conditions around it make non-negative
+};
+
+// Adds to `nonNegative` what integer comparisons `condition` asserts, as differences that are
+// at least zero: a >= b as a - b, a < b as b - a - 1; conjunctions part by part.
+void learnGuard(const Expr &condition, std::vector<Expr> &nonNegative) {
+  auto integers = [](const Expr &a) { return a.type().is_scalar() && (a.type().is_int() || a.type().is_uint()); };
+  auto atLeast = [&](const Expr &big, const Expr &small, int64_t gap) {
+    if (integers(big) && big.type() == small.type())
+      nonNegative.push_back(simplify(Sub::make(Sub::make(big, small), make_const(big.type(), gap))));
+  };
+  if (const auto *op = condition.as<And>()) {
+    learnGuard(op->a, nonNegative);
+    learnGuard(op->b, nonNegative);
+  } else if (const auto *op = condition.as<GE>()) {
+    atLeast(op->a, op->b, 0);
+  } else if (const auto *op = condition.as<LE>()) {
+    atLeast(op->b, op->a, 0);
+  } else if (const auto *op = condition.as<GT>()) {
+    atLeast(op->a, op->b, 1);
+  } else if (const auto *op = condition.as<LT>()) {
+    atLeast(op->b, op->a, 1);
+  } else if (const auto *op = condition.as<EQ>()) {
+    atLeast(op->a, op->b, 0);
+    atLeast(op->b, op->a, 0);
+  }
+}
+
+// `e` with the mins and maxes whose larger side the guards decide replaced by that side.
+class AssumeGuards : public IRMutator {
+public:
+  explicit AssumeGuards(const std::vector<Expr> &nonNegative) : NonNegative(nonNegative) {}
+
+private:
+  const std::vector<Expr> &NonNegative;
+
+  // Whether a >= b follows from a guard g >= 0: a - b - g is a constant of at least zero.
+  bool atLeast(const Expr &a, const Expr &b) const {
+    Expr difference = simplify(Sub::make(a, b));
+    if (auto c = as_const_int(difference))
+      return *c >= 0;
+    return std::any_of(NonNegative.begin(), NonNegative.end(), [&](const Expr &g) {
+      auto c = g.type() == difference.type() ? as_const_int(simplify(Sub::make(difference, g))) : std::nullopt;
+      return c && *c >= 0;
+    });
+  }
+
+  using IRMutator::visit;
+  Expr visit(const Min *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    return atLeast(b, a) ? a : atLeast(a, b) ? b : Min::make(a, b);
+  }
+  Expr visit(const Max *op) override {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    return atLeast(a, b) ? a : atLeast(b, a) ? b : Max::make(a, b);
+  }
 };
 
 [[noreturn]] void refuse(const std::string &func, const std::string &why) {
@@ -38,8 +94,9 @@ struct Access {
 class SliceFinder : public IRVisitor {
 public:
   SliceFinder(const std::string &func, const std::map<std::string, int> &dims,
-              const std::map<std::string, Expr> &outerLets, const std::string &producer)
-      : Func(func), Dims(dims), LetValues(outerLets), Producer(producer) {}
+              const std::map<std::string, Expr> &outerLets, const std::string &producer,
+              const std::vector<Expr> &outerGuards)
+      : Func(func), Dims(dims), LetValues(outerLets), Producer(producer), Guards(outerGuards) {}
   std::vector<Access> Accesses;
 
 private:
@@ -49,6 +106,7 @@ private:
   std::map<std::string, Expr> ThreadLoops; // each enclosing thread loop's variable: its min + the thread index
   Scope Ranges;                            // the other loops inside the realize
   std::string Producer;                    // the Func whose definition encloses the access
+  std::vector<Expr> Guards;                // what the conditions around the access make non-negative
 
   using IRVisitor::visit;
 
@@ -86,6 +144,18 @@ private:
     op->body.accept(this);
   }
 
+  // A fused loop's parts are non-empty, and a split's tail is skipped, inside guards; an access
+  // under them is compared with the others where they hold.
+  void visit(const IfThenElse *op) override {
+    op->condition.accept(this);
+    const size_t outer = Guards.size();
+    learnGuard(simplify(canonical(op->condition)), Guards);
+    op->then_case.accept(this);
+    Guards.resize(outer);
+    if (op->else_case.defined())
+      op->else_case.accept(this);
+  }
+
   void visit(const ProducerConsumer *op) override {
     if (!op->is_producer) {
       IRVisitor::visit(op);
@@ -118,7 +188,7 @@ private:
     if (ThreadLoops.empty())
       refuse(Func, what + " outside any gpu_threads loop; give that code gpu_threads loops or store " + Func +
                        " in shared memory");
-    Access access{what, writes, {}};
+    Access access{what, writes, {}, Guards};
     for (const Expr &arg : args) {
       Interval i = bounds_of_expr_in_scope(simplify_for_bounds(canonical(arg)), Ranges);
       if (!i.is_bounded())
@@ -137,6 +207,12 @@ std::pair<Expr, int64_t> sliceOf(const std::string &func, const std::vector<Acce
   std::vector<int64_t> lows;
   for (const Access &a : accesses) {
     auto offset = as_const_int(simplify(Sub::make(a.box[d].min, first.box[d].min)));
+    if (!offset && !a.guards.empty()) {
+      // Where the access happens, the guards around it hold (the slice's origin, first's start,
+      // is used as it is: the offset only places a's own accesses).
+      AssumeGuards assume(a.guards);
+      offset = as_const_int(simplify(Sub::make(assume.mutate(a.box[d].min), assume.mutate(first.box[d].min))));
+    }
     if (!offset)
       refuse(func, "where " + a.what + " a thread's slice in dimension " + std::to_string(d) + " starts at " +
                        to_string(a.box[d].min) + ", not a constant away from " + to_string(first.box[d].min) +
@@ -149,6 +225,10 @@ std::pair<Expr, int64_t> sliceOf(const std::string &func, const std::vector<Acce
   std::vector<int64_t> highs;
   for (const Access &a : accesses) {
     auto last = constant_upper_bound(simplify_for_bounds(Sub::make(a.box[d].max, start)));
+    if (!last && !a.guards.empty()) {
+      AssumeGuards assume(a.guards);
+      last = constant_upper_bound(simplify_for_bounds(Sub::make(assume.mutate(a.box[d].max), assume.mutate(start))));
+    }
     if (!last)
       refuse(func, "where " + a.what + " a thread's slice in dimension " + std::to_string(d) + " (" +
                        to_string(start) + " to " + to_string(a.box[d].max) + ") has no constant size; split the "
@@ -240,8 +320,18 @@ class RegisterSlices : public IRMutator {
   // have names of their own but the same values.
   std::map<std::string, Expr> LetValues;
   std::string Producer; // the Func whose definition encloses the code, for errors
+  std::vector<Expr> Guards; // what the conditions around the code make non-negative (see learnGuard)
 
   using IRMutator::visit;
+
+  Stmt visit(const IfThenElse *op) override {
+    const size_t outer = Guards.size();
+    learnGuard(simplify(substitute(LetValues, op->condition)), Guards);
+    Stmt thenCase = mutate(op->then_case);
+    Guards.resize(outer);
+    Stmt elseCase = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+    return IfThenElse::make(op->condition, thenCase, elseCase);
+  }
 
   Stmt visit(const ProducerConsumer *op) override {
     if (!op->is_producer)
@@ -282,7 +372,7 @@ class RegisterSlices : public IRMutator {
   Stmt visit(const Realize *op) override {
     if (BlockDepth == 0 || ThreadDepth > 0 || op->memory != MemoryType::Register)
       return IRMutator::visit(op);
-    SliceFinder finder(op->name, Dims, LetValues, Producer);
+    SliceFinder finder(op->name, Dims, LetValues, Producer, Guards);
     op->body.accept(&finder);
     if (finder.Accesses.empty())
       return IRMutator::visit(op);

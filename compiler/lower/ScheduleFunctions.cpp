@@ -383,14 +383,6 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
                        bound(b.outer, "loop_max"));
       body = LetStmt::make(letNames.at({k, s.inner}), inner, body);
       body = LetStmt::make(letNames.at({k, s.outer}), outer, body);
-      // Both loops are non-empty when the fused one runs. Said as a guard, bounds inference
-      // narrows their maxes by it: an inner extent computed per iteration of an outer loop is
-      // otherwise bounded apart from the min it is relative to, and the clamps' lower ends drop
-      // below the loops' mins.
-      body = IfThenElse::make(
-          And::make(GE::make(bound(b.inner, "loop_max"), bound(b.inner, "loop_min")),
-                    GE::make(bound(b.outer, "loop_max"), bound(b.outer, "loop_min"))),
-          body);
     }
   }
 
@@ -425,6 +417,18 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
     if (schedule.splits[k].kind == Split::SplitVar && schedule.splits[k].tail == TailStrategy::ShiftInward)
       body = IfThenElse::make(GE::make(bound(splitBases[k].old_var, "loop_max"), bound(splitBases[k].old_var, "loop_min")),
                               body);
+  // A fused loop's iterations are points of its parts where both are non-empty (the product of
+  // two negative extents is positive). Said as a guard, bounds inference narrows their maxes by it: an inner extent
+  // computed per iteration of an outer loop is otherwise bounded apart from the min it is
+  // relative to, and the clamps' lower ends drop below the loops' mins. Around the whole nest, it
+  // also holds for the Funcs computed inside (a slice of registers a thread keeps in a fused
+  // block loop has a constant size where it does).
+  for (size_t k = 0; k < schedule.splits.size(); ++k)
+    if (schedule.splits[k].kind == Split::FuseVars)
+      body = IfThenElse::make(
+          And::make(GE::make(bound(splitBases[k].inner, "loop_max"), bound(splitBases[k].inner, "loop_min")),
+                    GE::make(bound(splitBases[k].outer, "loop_max"), bound(splitBases[k].outer, "loop_min"))),
+          body);
 
   // Loop bounds, outermost first: the region or RDom, then each split's loops.
   std::vector<std::pair<std::string, Expr>> lets;

@@ -2543,6 +2543,34 @@ TEST_CASE("Halide's stencil chain under its GPU schedule matches plain C++", "[g
   check_against(out, [&](const std::vector<int> &p) { return expected[static_cast<size_t>(p[1]) * w + p[0]]; });
 }
 
+TEST_CASE("Halide's convolution layer under its CUDA schedule matches plain C++", "[gpu]") {
+  PTXJIT_REQUIRE_GPU();
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  // Two tiles of 32 channels and two batches in the fused block loop; 12x7 pixels shift their
+  // last 5x5 tiles inward.
+  const int batch = 2, ci = 32, co = 64, w = 12, h = 7;
+  Buffer<float> input(ci, w + 2, h + 2, batch), filter(co, 3, 3, ci), bias(co);
+  fill_random(input, seed);
+  fill_random(filter, seed + 1);
+  fill_random(bias, seed + 2);
+  for (bool bounded : {false, true}) {
+    INFO((bounded ? "the app's bounds" : "no bounds"));
+    ConvLayer app(ci);
+    app.scheduleForCUDA();
+    if (bounded)
+      app.boundOutput(co, w, h, batch);
+    app.Input.set(input);
+    app.Filter.set(filter);
+    app.Bias.set(bias);
+    Buffer<float> out = onGPU(app.Relu).realize<float>({co, w, h, batch});
+    copy_to_host(out);
+    check_against(out, [&](const std::vector<int> &p) {
+      return ConvLayer::reference(input, filter, bias, p[0], p[1], p[2], p[3]);
+    }, 1e-4);
+  }
+}
+
 TEST_CASE("Halide's interpolate under its GPU schedule matches plain C++", "[gpu]") {
   PTXJIT_REQUIRE_GPU();
   const uint32_t seed = fresh_seed();

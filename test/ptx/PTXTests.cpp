@@ -1009,6 +1009,26 @@ TEST_CASE("PTX for Halide's stencil chain under its GPU schedule: nested wrapper
   CHECK(assemble(ptx, "sm_80").empty());
 }
 
+TEST_CASE("PTX for Halide's convolution layer under its CUDA schedule: registers in a block loop of fused tiles and "
+          "batches", "[ptx]") {
+  // The fused loop's parts are non-empty where it runs: each thread's slice of conv starts a
+  // constant away wherever it is written and read, and has a constant size, whatever the sizes.
+  for (bool bounded : {false, true}) {
+    INFO((bounded ? "the app's bounds" : "no bounds"));
+    test::ConvLayer app(32);
+    app.scheduleForCUDA();
+    if (bounded)
+      app.boundOutput(64, 20, 15, 3);
+    const std::string ptx = Pipeline(app.Relu).compile_to_ptx(Target("host-cuda-cuda_capability_80"));
+    CHECK(occurrences(ptx, ".entry ") == 1);
+    // With loops of constant extents, conv's accumulators are registers (without, the loops
+    // are guarded and the slice is in the thread's local memory).
+    if (bounded)
+      CHECK_THAT(ptx, !Catch::Contains(".local"));
+    CHECK(assemble(ptx, "sm_80").empty());
+  }
+}
+
 TEST_CASE("PTX for Halide's interpolate under its GPU schedule", "[ptx]") {
   test::Interpolate app(6);
   app.scheduleForGPU();

@@ -492,6 +492,28 @@ TEST_CASE("Bounding a sum of many mins and maxes takes polynomial time", "[unit]
   CHECK(constant_upper_bound(min(x + 33, y) - x) == std::optional<int64_t>(33));
 }
 
+TEST_CASE("Signed integer arithmetic on free variables is bounded by itself", "[unit][ir]") {
+  // A fused loop's variable split back by an extent computed from a buffer's size: one value
+  // wherever its bounds are used, however its parts' ends are computed.
+  Expr t = v("t"), tiles = (v("w") + 31) / 32;
+  Expr part = min(max(t % tiles, 0), tiles - 1);
+  Interval point = bounds_of_expr_in_scope(part, {});
+  REQUIRE(point.is_bounded());
+  CHECK(equal(simplify(point.min), simplify(point.max)));
+  CHECK(equal(simplify(point.min), simplify(part)));
+  // Over a range of t, a range.
+  Scope loop;
+  loop["t"] = {Expr(0), Expr(9)};
+  Interval range = bounds_of_expr_in_scope(t % tiles, loop);
+  CHECK(as_const_int(simplify(range.min)) == std::optional<int64_t>(0));
+  CHECK_FALSE(equal(simplify(range.min), simplify(range.max)));
+  // A float converted keeps the slack of its rounding; a wrapping type, its type's range.
+  Interval converted = bounds_of_expr_in_scope(cast<int>(v("f", Float(32)) * 2.0f), {});
+  CHECK_FALSE(equal(simplify(converted.min), simplify(converted.max)));
+  Interval narrow = bounds_of_expr_in_scope(v("u", UInt(8)) * cast(UInt(8), Expr(3)), {});
+  CHECK(as_const_int(narrow.max) == std::optional<int64_t>(255));
+}
+
 TEST_CASE("Narrow integer constants fold; narrow sums are not assumed not to wrap", "[unit][ir]") {
   Expr a = v("a", Int(16)), c = v("c");
   auto i16 = [](int k) { return cast(Int(16), Expr(k)); };
