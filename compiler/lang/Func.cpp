@@ -1225,6 +1225,36 @@ std::vector<Var> Func::args() const {
   return vars;
 }
 int Func::num_update_definitions() const { return static_cast<int>(Contents->updates.size()); }
+bool Func::has_update_definition() const { return !Contents->updates.empty(); }
+
+namespace {
+// The one value of `values`, stage `stage` of `f`.
+Expr onlyValue(const FunctionContents &f, const std::vector<Expr> &values, const std::string &stage) {
+  if (values.size() > 1)
+    throw CompileError(stage + " of Func " + f.name + " has " + std::to_string(values.size()) +
+                       " values (a Tuple): ask for its values");
+  return values[0];
+}
+
+const Definition &updateDefinition(const FunctionContents &f, int i) {
+  if (i < 0 || i >= static_cast<int>(f.updates.size()))
+    throw CompileError("Func " + f.name + " has " + std::to_string(f.updates.size()) + " update definitions; update " +
+                       std::to_string(i) + " does not exist");
+  return f.updates[i];
+}
+} // namespace
+
+Expr Func::value() const { return onlyValue(*Contents, values().as_vector(), "the definition"); }
+Tuple Func::values() const {
+  if (!defined())
+    throw CompileError("Func " + name() + " has no value: it is not defined");
+  return Tuple(Contents->init.values);
+}
+std::vector<Expr> Func::update_args(int i) const { return updateDefinition(*Contents, i).args; }
+Expr Func::update_value(int i) const {
+  return onlyValue(*Contents, updateDefinition(*Contents, i).values, "update " + std::to_string(i));
+}
+Tuple Func::update_values(int i) const { return Tuple(updateDefinition(*Contents, i).values); }
 
 FuncRef Func::operator()(std::vector<Expr> args) const { return FuncRef(Contents, std::move(args)); }
 

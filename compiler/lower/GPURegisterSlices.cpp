@@ -329,7 +329,9 @@ class RegisterSlices : public IRMutator {
     learnGuard(simplify(substitute(LetValues, op->condition)), Guards);
     Stmt thenCase = mutate(op->then_case);
     Guards.resize(outer);
-    Stmt elseCase = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+    Stmt elseCase = mutate(op->else_case);
+    if (thenCase.same_as(op->then_case) && elseCase.same_as(op->else_case))
+      return Stmt(op);
     return IfThenElse::make(op->condition, thenCase, elseCase);
   }
 

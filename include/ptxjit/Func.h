@@ -288,7 +288,16 @@ public:
   /// How many values it has (a Tuple's size); a CompileError while undefined.
   int outputs() const;
   std::vector<Var> args() const;
+  /// The pure definition's value; a CompileError while undefined or for a Func of several values.
+  Expr value() const;
+  /// The pure definition's values (one, or those of a Tuple); a CompileError while undefined.
+  Tuple values() const;
   int num_update_definitions() const;
+  bool has_update_definition() const;
+  /// Update `i`'s arguments and value(s), as written; a CompileError where there is no update `i`.
+  std::vector<Expr> update_args(int i = 0) const;
+  Expr update_value(int i = 0) const;
+  Tuple update_values(int i = 0) const;
 
   /// Realizes this Func over [0, sizes) on `target`, as Pipeline(f).realize<T>(sizes) would
   /// (identical pipelines share compiled code; keep a Pipeline to skip lowering on each call).

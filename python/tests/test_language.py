@@ -711,3 +711,21 @@ def test_one_wrapper_for_several_consumers(rng):
     inp.set(a)
     out = pj.Pipeline(h).realize([8, 5])
     np.testing.assert_array_equal(out, a[:, 0:8] * 2 + a[:, 1:9] * 2 - a[:, 0:8] * 2)
+
+
+def test_definitions_read_back():
+    x = pj.Var("x")
+    f = pj.Func("f")
+    f[x] = x * 3 + 1
+    g = pj.Func("g")
+    g[x] = f.value() * 2
+    assert not f.has_update_definition()
+    assert list(pj.Pipeline(g).realize([5])) == [2 * (3 * i + 1) for i in range(5)]
+    sums = pj.Func("sums")
+    r = pj.RDom([(0, 4)], "r")
+    sums[x] = 0
+    sums[x] += x + r.x
+    assert sums.has_update_definition()
+    assert len(sums.update_args()) == 1 and len(sums.update_values()) == 1
+    with pytest.raises(pj.CompileError, match="update 1 does not exist"):
+        sums.update_value(1)

@@ -873,6 +873,38 @@ TEST_CASE("Inline argmin and argmax: the first point of an RDom where a value is
   CHECK_THROWS_WITH(argmin(x * 2), Catch::Contains("argmin((x * 2)) needs exactly one RDom"));
 }
 
+TEST_CASE("A Func's definitions read back: value, values, update_args, update_value(s)", "[cpu][language]") {
+  const uint32_t seed = fresh_seed();
+  INFO("seed " << seed);
+  Var x("x"), y("y");
+  ImageParam in(Float(32), 2, "in");
+  Func f("f"), g("g"), pair("pair"), sums("sums");
+  f(x, y) = in(x, y) * 3.0f + cast<float>(x);
+  // A definition's value reused in another Func means what it meant in f.
+  g(x, y) = f.value() - 1.0f;
+  Buffer<float> input(17, 6);
+  fill_random(input, seed);
+  in.set(input);
+  check_against(g.realize<float>({17, 6}, Target("host")),
+                [&](const std::vector<int> &p) { return input(p[0], p[1]) * 3.0f + float(p[0]) - 1.0f; });
+  CHECK_FALSE(f.has_update_definition());
+  CHECK_THROWS_WITH(f.update_args(), Catch::Contains("Func f has 0 update definitions; update 0 does not exist"));
+
+  pair(x) = Tuple(x, x * 2);
+  CHECK(pair.values().size() == 2);
+  CHECK_THROWS_WITH(pair.value(), Catch::Contains("the definition of Func pair has 2 values (a Tuple)"));
+  CHECK_THROWS_WITH(Func("undefined").value(), Catch::Contains("Func undefined has no value: it is not defined"));
+
+  RDom r(0, 6, "r");
+  sums(x) = 0.0f;
+  sums(x) += in(x, r);
+  REQUIRE(sums.has_update_definition());
+  CHECK(sums.update_args().size() == 1);
+  CHECK(sums.update_values(0).size() == 1);
+  CHECK(sums.update_value().type() == Float(32));
+  CHECK_THROWS_WITH(sums.update_value(1), Catch::Contains("Func sums has 1 update definitions; update 1 does not exist"));
+}
+
 TEST_CASE("Func::realize, and Buffers that wrap the caller's memory", "[cpu][language]") {
   uint32_t seed = fresh_seed();
   INFO("seed " << seed);
