@@ -21,17 +21,8 @@ public:
   Bounds(const Scope &scope, CallBounds *calls) : TheScope(scope), Calls(calls) {}
   Interval Result;
 
-  // A signed integer expression of free variables and constants has one value wherever its
-  // bounds are used: itself. Its ends, computed apart, may not show it (a fused loop's variable
-  // split back by a symbolic extent: (t % e) gets [0, |e| - 1] from e's ends computed twice).
   Interval of(const Expr &e) {
-    const bool outer = OnlyFreeVariables;
-    OnlyFreeVariables = true; // the visit of each operand's of() clears it where that one is not
     e.accept(this);
-    OnlyFreeVariables = OnlyFreeVariables && ofFreeVariables(e);
-    if (OnlyFreeVariables && !Result.min.same_as(Result.max))
-      Result = Interval::single_point(Result.is_bounded() && equal(Result.min, Result.max) ? Result.min : e);
-    OnlyFreeVariables = outer && OnlyFreeVariables;
     return Result;
   }
 
@@ -42,25 +33,6 @@ private:
   // Free variables (neither lets nor in the scope) take any value of their type instead of
   // standing for themselves: the bounds that hold whatever they are (constantBoundsOf).
   bool FreeVariablesUnknown = false;
-  // Whether the expression of() is visiting, and each operand visited so far, is integer
-  // arithmetic on constants and free variables only.
-  bool OnlyFreeVariables = true;
-
-  // Whether `e` itself, given operands that are, is signed integer arithmetic on constants and
-  // free variables: nodes whose visits take their operands' bounds through of(); no float (its
-  // rounding may differ where the bounds are used: see floatToInteger) and no type that wraps
-  // (the bounds of its values are the type's range, which users of bounds rely on).
-  bool ofFreeVariables(const Expr &e) const {
-    const Type t = e.type();
-    if (!t.is_scalar() || !t.is_int() || wraps(t))
-      return false;
-    if (const auto *v = e.as<Variable>())
-      return !FreeVariablesUnknown && Lets.count(v->name) == 0 && TheScope.find(v->name) == TheScope.end();
-    if (const auto *c = e.as<Cast>())
-      return c->value.type().is_int() && !wraps(c->value.type());
-    return e.as<IntImm>() || e.as<UIntImm>() || e.as<Add>() || e.as<Sub>() || e.as<Mul>() || e.as<Div>() ||
-           e.as<Mod>() || e.as<Min>() || e.as<Max>();
-  }
 
   /// Constant bounds of `e` over every value of its free variables, where there are any.
   std::optional<std::pair<int64_t, int64_t>> constantBoundsOf(const Expr &e) {
@@ -293,6 +265,14 @@ private:
     return i.is_bounded() && i.min.same_as(i.max) && is_const(i.min);
   }
 
+  // One value: ends that are the same expression, or equal ones computed apart (the ends of
+  // (w + 31) / 32 for a free w, each built on its own). Only where both operands are: over a
+  // range, a divisor's symbolic bounds make long ends that the clamps around a fused loop's
+  // parts bound better.
+  static bool onePoint(const Interval &i) {
+    return i.is_bounded() && (i.min.same_as(i.max) || equal(i.min, i.max));
+  }
+
   void visit(const Div *op) override {
     Interval a = of(op->a), b = of(op->b);
     auto c = equal_const(b) ? as_const_int(b.min) : std::nullopt;
@@ -305,6 +285,9 @@ private:
     } else if ((c && *c < 0) || (cf && *cf < 0)) {
       Result = {a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr(),
                 a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr()};
+    } else if (onePoint(a) && onePoint(b) && !wraps(op->type)) {
+      // One value (a fused loop's variable split back into its dimensions at a point of it).
+      Result = Interval::single_point(simplify(Div::make(a.min, b.min)));
     } else if (a.is_bounded() && b.is_bounded() && b.min.same_as(b.max) && !is_const(b.min) && !wraps(op->type)) {
       // A fixed divisor of unknown sign (a Param, an input's size): a / b is monotonic in a,
       // increasing or decreasing with b's sign (and 0 for an integer b of 0).
@@ -323,7 +306,7 @@ private:
     Interval b = of(op->b);
     auto c = equal_const(b) ? as_const_int(b.min) : std::nullopt;
     Interval a = of(op->a);
-    if (a.is_bounded() && a.min.same_as(a.max) && b.is_bounded() && b.min.same_as(b.max)) {
+    if (onePoint(a) && onePoint(b)) {
       // One value (a fused loop's variable split back into its dimensions at a point of it).
       Result = Interval::single_point(simplify(Mod::make(a.min, b.min)));
     } else if (op->type.is_float()) {

@@ -492,26 +492,22 @@ TEST_CASE("Bounding a sum of many mins and maxes takes polynomial time", "[unit]
   CHECK(constant_upper_bound(min(x + 33, y) - x) == std::optional<int64_t>(33));
 }
 
-TEST_CASE("Signed integer arithmetic on free variables is bounded by itself", "[unit][ir]") {
-  // A fused loop's variable split back by an extent computed from a buffer's size: one value
-  // wherever its bounds are used, however its parts' ends are computed.
+TEST_CASE("Division and remainder by a symbolic value computed apart at each end bound one value", "[unit][ir]") {
+  // A fused loop's variable split back by an extent computed from a buffer's size: the extent's
+  // ends are equal expressions built apart, and the part is still one value.
   Expr t = v("t"), tiles = (v("w") + 31) / 32;
-  Expr part = min(max(t % tiles, 0), tiles - 1);
-  Interval point = bounds_of_expr_in_scope(part, {});
-  REQUIRE(point.is_bounded());
-  CHECK(equal(simplify(point.min), simplify(point.max)));
-  CHECK(equal(simplify(point.min), simplify(part)));
-  // Over a range of t, a range.
+  for (Expr part : {min(max(t % tiles, 0), tiles - 1), min(max(t / tiles, 0), v("n") - 1)}) {
+    INFO(to_string(part));
+    Interval point = bounds_of_expr_in_scope(part, {});
+    REQUIRE(point.is_bounded());
+    CHECK(equal(simplify(point.min), simplify(point.max)));
+    CHECK(equal(simplify(point.min), simplify(part)));
+  }
+  // Over a range of t, not one value.
   Scope loop;
   loop["t"] = {Expr(0), Expr(9)};
   Interval range = bounds_of_expr_in_scope(t % tiles, loop);
-  CHECK(as_const_int(simplify(range.min)) == std::optional<int64_t>(0));
-  CHECK_FALSE(equal(simplify(range.min), simplify(range.max)));
-  // A float converted keeps the slack of its rounding; a wrapping type, its type's range.
-  Interval converted = bounds_of_expr_in_scope(cast<int>(v("f", Float(32)) * 2.0f), {});
-  CHECK_FALSE(equal(simplify(converted.min), simplify(converted.max)));
-  Interval narrow = bounds_of_expr_in_scope(v("u", UInt(8)) * cast(UInt(8), Expr(3)), {});
-  CHECK(as_const_int(narrow.max) == std::optional<int64_t>(255));
+  CHECK_FALSE((range.is_bounded() && equal(simplify(range.min), simplify(range.max))));
 }
 
 TEST_CASE("Narrow integer constants fold; narrow sums are not assumed not to wrap", "[unit][ir]") {
