@@ -285,7 +285,7 @@ private:
     } else if ((c && *c < 0) || (cf && *cf < 0)) {
       Result = {a.max.defined() ? simplify(Div::make(a.max, b.min)) : Expr(),
                 a.min.defined() ? simplify(Div::make(a.min, b.min)) : Expr()};
-    } else if (onePoint(a) && onePoint(b) && !wraps(op->type)) {
+    } else if (onePoint(a) && onePoint(b) && !op->type.is_float() && !wraps(op->type)) {
       // One value (a fused loop's variable split back into its dimensions at a point of it).
       Result = Interval::single_point(simplify(Div::make(a.min, b.min)));
     } else if (a.is_bounded() && b.is_bounded() && b.min.same_as(b.max) && !is_const(b.min) && !wraps(op->type)) {

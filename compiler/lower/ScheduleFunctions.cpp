@@ -418,11 +418,11 @@ Stmt buildLoopNest(const FunctionContents &f, int stageIndex, const StageSchedul
       body = IfThenElse::make(GE::make(bound(splitBases[k].old_var, "loop_max"), bound(splitBases[k].old_var, "loop_min")),
                               body);
   // A fused loop's iterations are points of its parts where both are non-empty (the product of
-  // two negative extents is positive). Said as a guard, bounds inference narrows their maxes by it: an inner extent
-  // computed per iteration of an outer loop is otherwise bounded apart from the min it is
-  // relative to, and the clamps' lower ends drop below the loops' mins. Around the whole nest, it
-  // also holds for the Funcs computed inside (a slice of registers a thread keeps in a fused
-  // block loop has a constant size where it does).
+  // two negative extents is positive). Said as a guard, bounds inference narrows their maxes by
+  // it: an inner extent computed per iteration of an outer loop is otherwise bounded apart from
+  // the min it is relative to, and the clamps' lower ends drop below the loops' mins. Around the
+  // whole nest, it also holds for the Funcs computed inside (a slice of registers a thread keeps
+  // in a fused block loop has a constant size where it does).
   for (size_t k = 0; k < schedule.splits.size(); ++k)
     if (schedule.splits[k].kind == Split::FuseVars)
       body = IfThenElse::make(
